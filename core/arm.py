@@ -1,0 +1,975 @@
+"""The arm description: joints, links, payloads and the serial chain they form.
+
+An :class:`Arm` is a serial chain from a fixed base: joint 1, link 1, joint 2,
+link 2, ..., joint n, link n. Every object here is a frozen dataclass that
+validates its values once, in ``__post_init__``, and stores them in one
+canonical form (plain floats, tuples), so that two descriptions of the same arm
+compare equal, hash equal, and survive ``to_dict`` / ``from_dict`` exactly.
+
+Units are SI: m, kg, s, N, rad.
+
+Numbering
+---------
+Joints and links are numbered from 1 wherever a user sees them, as in the
+papers: in error messages (``link 2: ...``) and in the key paths of dictionary
+(config) errors, where ``links[2]`` is the second ``[[links]]`` table. Every
+bracketed index in a message counts from 1 (``lumped_masses[1]`` is the first
+lumped mass, ``ratios[2]`` the damping ratio of mode 2).
+
+Frames (standard Denavit–Hartenberg)
+------------------------------------
+Frame 0 is the base frame (gravity is given in it). Frame i - 1 carries the
+axis z_{i-1} of joint i, and the homogeneous transform from frame i to frame
+i - 1 is ::
+
+    A_i = Rz(θ_i) Tz(d_i) Tx(a_i) Rx(α_i)
+
+    revolute joint:   θ_i = q_i + theta_offset,  d_i = d
+    prismatic joint:  θ_i = theta_offset,        d_i = q_i + d
+
+::
+
+              z_{i-1} (axis of joint i)            z_i (axis of joint i+1,
+                ^                                   ^   tilted by α_i about x_i)
+                |                                   |
+                |      link i (beam, length a_i)    |
+           L_i  +===================================o-----> x_i
+                |  s = 0                        s = a_i    origin of frame i
+            d_i |
+                |   θ_i: angle from x_{i-1} to x_i about z_{i-1}
+                o-----> x_{i-1}
+           origin of frame i-1
+
+The *link frame* of link i is ``L_i = F_{i-1} Rz(θ_i) Tz(d_i)``, the frame
+reached before the ``Tx(a_i) Rx(α_i)`` part of A_i. All link data are given in
+it: a rigid link's centre of mass and inertia tensor, and the axes of the
+inertia tensors of the payloads attached to the link.
+
+* A flexible link on a **revolute** joint starts at the origin of L_i and lies
+  along its x-axis; its material coordinate s runs from 0 at the joint to
+  ``length`` at the tip, so ``length`` must equal ``a_i``. In-plane bending
+  (stiffness ``EI``) deflects the beam along y of L_i, rotating about z (the
+  joint axis); out-of-plane bending (``EI_out``) deflects it along z.
+* A flexible link on a **prismatic** joint is a beam sliding through the joint
+  along the joint axis z_{i-1}. ``length`` is the whole beam; the joint
+  variable d_i = q_i + d is the length outside the joint, clamped at the joint
+  and ending at the origin of L_i, so ``a_i`` must be 0. The material
+  coordinate s runs from 0 at the rear end of the beam to ``length`` at the
+  tip. In-plane bending (``EI``) deflects the beam along x of L_i, out-of-plane
+  bending (``EI_out``) along y.
+* The frame of joint i + 1 is carried by the deformed tip of link i
+  (translated by the tip deflection, rotated by the tip slope or by the chord
+  angle, see ``Arm.tip_rotation``); that is the dynamics engine's business.
+
+Error messages
+--------------
+Every invalid value raises :class:`ValueError` naming where it sits, the field
+and the value: ``link 2: length must be > 0, got -0.3``. A :class:`Link` or
+:class:`Joint` built on its own does not know its index and says ``link: ...``;
+an :class:`Arm` knows the indices of everything it checks itself (counts, DH
+geometry, planarity), and :meth:`Arm.from_dict`, which builds the links and
+joints, reports their field errors with the index (``link 2: ...``). Structural
+mistakes in a dictionary (unknown or missing keys, wrong container types) are
+reported with the key path: ``links[2].mas: unknown field``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, Self
+
+import numpy as np
+
+Tensor3 = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
+"""A 3x3 inertia tensor stored as a tuple of rows, so the dataclass stays hashable."""
+
+_JOINT_KINDS = ("revolute", "prismatic")
+_LINK_KINDS = ("rigid", "flexible")
+_DAMPING_KINDS = ("modal", "rayleigh")
+_TIP_ROTATIONS = ("slope", "chord")
+
+# Inertia tensors typed in by hand are exactly symmetric, but tensors computed
+# elsewhere (rotated, summed) carry rounding: accept asymmetry and negative
+# eigenvalues up to this fraction of the largest entry.
+_TENSOR_RTOL = 1e-12
+# a_i and the flexible link length are usually computed the same way (e.g. a
+# unit conversion); allow rounding-level differences between them.
+_LENGTH_RTOL = 1e-12
+
+
+# --------------------------------------------------------------------------
+# Validation helpers
+
+
+class _FieldError(ValueError):
+    """An invalid description value, with the message ``"<subject>: <detail>"``.
+
+    ``subject`` says what the value belongs to (``"link"``, ``"joint 2"``) and
+    ``detail`` names the field and the value. They are kept apart so that a
+    caller that knows more (the index of a link inside an arm) can relabel the
+    subject without parsing the message.
+    """
+
+    def __init__(self, subject: str, detail: str) -> None:
+        super().__init__(f"{subject}: {detail}")
+        self.subject = subject
+        self.detail = detail
+
+
+@contextmanager
+def _located(subject: str, field_name: str = "") -> Iterator[None]:
+    """Re-raise field errors of the enclosed construction as part of ``subject``.
+
+    ``field_name`` (e.g. ``"lumped_masses[1]"``) is prefixed to the detail so
+    the message keeps naming the offending field from the outer object's view.
+    """
+    try:
+        yield
+    except _FieldError as err:
+        detail = f"{field_name}.{err.detail}" if field_name else err.detail
+        raise _FieldError(subject, detail) from None
+
+
+def _is_real(value: object) -> bool:
+    """True for real numbers (Python or NumPy), False for bools, which are not numbers here."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _finite(value: object, subject: str, name: str) -> float:
+    if not _is_real(value):
+        raise _FieldError(subject, f"{name} must be a real number, got {value!r}")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # a Python int beyond the float range
+        number = math.inf
+    if not math.isfinite(number):
+        raise _FieldError(subject, f"{name} must be finite, got {number!r}")
+    return number
+
+
+def _positive(value: object, subject: str, name: str) -> float:
+    number = _finite(value, subject, name)
+    if not number > 0.0:
+        raise _FieldError(subject, f"{name} must be > 0, got {number!r}")
+    return number
+
+
+def _non_negative(value: object, subject: str, name: str) -> float:
+    number = _finite(value, subject, name)
+    if number < 0.0:
+        raise _FieldError(subject, f"{name} must be >= 0, got {number!r}")
+    return number
+
+
+def _items(value: object) -> tuple[Any, ...] | None:
+    """The elements of a list, tuple or array as a tuple; None for anything else."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return None
+
+
+def _vector3(value: object, subject: str, name: str) -> tuple[float, float, float]:
+    items = _items(value)
+    if items is None or len(items) != 3 or not all(_is_real(x) and math.isfinite(x) for x in items):
+        raise _FieldError(subject, f"{name} must be a finite 3-vector, got {value!r}")
+    return (float(items[0]), float(items[1]), float(items[2]))
+
+
+def _inertia(value: object, subject: str, name: str) -> float | Tensor3:
+    """A scalar inertia >= 0, or a finite, symmetric, positive semi-definite 3x3 tensor."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if _is_real(value):
+        return _non_negative(value, subject, name)
+    rows = _items(value)
+    matrix = None if rows is None or len(rows) != 3 else [_items(row) for row in rows]
+    if matrix is None or not all(
+        row is not None and len(row) == 3 and all(_is_real(x) for x in row) for row in matrix
+    ):
+        raise _FieldError(subject, f"{name} must be a number >= 0 or a 3x3 tensor, got {value!r}")
+    tensor = np.array(matrix, dtype=float)
+    shown = tensor.tolist()
+    if not np.all(np.isfinite(tensor)):
+        raise _FieldError(subject, f"{name} must be finite, got {shown}")
+    tolerance = _TENSOR_RTOL * float(np.max(np.abs(tensor)))
+    if np.max(np.abs(tensor - tensor.T)) > tolerance:
+        raise _FieldError(subject, f"{name} must be symmetric, got {shown}")
+    smallest = float(np.linalg.eigvalsh(tensor)[0])
+    if smallest < -tolerance:
+        raise _FieldError(
+            subject,
+            f"{name} must be positive semi-definite (smallest eigenvalue {smallest:.6g}), got {shown}",
+        )
+    return tuple(tuple(float(x) for x in row) for row in matrix)  # type: ignore[return-value]
+
+
+def _one_of(value: object, choices: tuple[str, ...], subject: str, name: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        options = " or ".join(repr(choice) for choice in choices)
+        raise _FieldError(subject, f"{name} must be {options}, got {value!r}")
+    return value
+
+
+def _instance_or_none(value: object, cls: type, subject: str, name: str) -> Any:
+    if value is not None and not isinstance(value, cls):
+        raise _FieldError(subject, f"{name} must be a {cls.__name__} or None, got {value!r}")
+    return value
+
+
+def _is_unset(value: object) -> bool:
+    """True for None and the empty tuple: a field that is not used."""
+    return value is None or (isinstance(value, tuple) and not value)
+
+
+def _normalize(obj: object, **values: object) -> None:
+    """Store canonical field values on a frozen dataclass (during ``__post_init__`` only)."""
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+
+
+# --------------------------------------------------------------------------
+# Dictionary (config) conversion
+
+
+def _key_path(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _check_keys(data: object, path: str, cls: type) -> Mapping[str, Any]:
+    """Check ``data`` is a mapping holding only fields of ``cls`` and all its required ones."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{path or cls.__name__}: expected a mapping (a table), got {data!r}")
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    for key in data:
+        if key not in names:
+            raise ValueError(f"{_key_path(path, key)}: unknown field (expected one of: {', '.join(names)})")
+    for f in fields:
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if required and f.name not in data:
+            raise ValueError(f"{_key_path(path, f.name)}: missing required field")
+    return data
+
+
+def _list_of_tables(value: object, path: str) -> tuple[Any, ...]:
+    items = _items(value)
+    if items is None:
+        raise ValueError(f"{path}: expected a list (an array of tables), got {value!r}")
+    return items
+
+
+def _plain(value: object) -> object:
+    """Convert a stored field value to JSON/TOML types: nested dicts, lists, floats, strings."""
+    if isinstance(value, _Description):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+class _Description:
+    """Dictionary conversion shared by the description dataclasses.
+
+    ``to_dict`` writes every field in its stored (canonical) form and omits
+    fields that are None or empty, so the result holds only types TOML can
+    represent. ``from_dict`` checks the keys and calls the constructor, which
+    validates the values; classes with nested descriptions override
+    ``_from_dict`` to build those first.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict of floats, strings, bools, lists and dicts; None and empty fields omitted."""
+        result = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if not _is_unset(value):
+                result[f.name] = _plain(value)
+        return result
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Build from a dict as written by ``to_dict`` (or read from a config file).
+
+        Raises
+        ------
+        ValueError
+            For an unknown or missing key (message: the key path) and for any
+            invalid value (message: the field and the value).
+        """
+        return cls._from_dict(data, "")
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any], path: str) -> Self:
+        return cls(**_check_keys(data, path, cls))
+
+
+# --------------------------------------------------------------------------
+# Attachments and damping
+
+
+@dataclass(frozen=True)
+class LumpedMass(_Description):
+    """A point mass with rotary inertia fixed to a flexible link.
+
+    Parameters
+    ----------
+    position : float  [m]
+        Material coordinate s of the mass along the beam, 0 <= s <= length of
+        the link (checked by :class:`Link`); see the module docstring for where
+        s = 0 is.
+    mass : float  [kg]
+        Mass, >= 0.
+    inertia : float  [kg m^2]
+        Rotary inertia about the mass's own centre for the bending rotation
+        (the same value in both bending planes), >= 0.
+    """
+
+    position: float
+    mass: float
+    inertia: float = 0.0
+
+    def __post_init__(self) -> None:
+        where = "lumped mass"
+        _normalize(
+            self,
+            position=_non_negative(self.position, where, "position"),
+            mass=_non_negative(self.mass, where, "mass"),
+            inertia=_non_negative(self.inertia, where, "inertia"),
+        )
+
+
+@dataclass(frozen=True)
+class Payload(_Description):
+    """A rigid body at the tip of a link, its centre of mass at the tip.
+
+    Parameters
+    ----------
+    mass : float  [kg]
+        Mass, >= 0.
+    inertia : float or 3x3 array_like  [kg m^2]
+        Inertia about the payload's centre of mass. A scalar is the rotary
+        inertia about every axis through the tip (isotropic: a planar arm uses
+        it about the joint axis z, a spatial arm in both bending planes). A 3x3
+        symmetric positive semi-definite tensor is expressed in the axes of
+        the frame of the link carrying the payload (see the module docstring),
+        and stored as a tuple of rows.
+    """
+
+    mass: float
+    inertia: float | Tensor3 = 0.0
+
+    def __post_init__(self) -> None:
+        _normalize(
+            self,
+            mass=_non_negative(self.mass, "payload", "mass"),
+            inertia=_inertia(self.inertia, "payload", "inertia"),
+        )
+
+    def inertia_tensor(self) -> np.ndarray:
+        """Inertia tensor about the centre of mass, shape (3, 3)  [kg m^2]; a scalar s gives s·I."""
+        if isinstance(self.inertia, float):
+            return self.inertia * np.eye(3)
+        return np.array(self.inertia)
+
+    @property
+    def planar_inertia(self) -> float:
+        """Inertia about the z axis through the centre of mass [kg m^2], as a planar arm uses it."""
+        if isinstance(self.inertia, float):
+            return self.inertia
+        return self.inertia[2][2]
+
+
+@dataclass(frozen=True)
+class Damping(_Description):
+    """Structural damping of the flexible coordinates of one link.
+
+    Build with :meth:`modal` or :meth:`rayleigh`.
+
+    Parameters
+    ----------
+    kind : {"modal", "rayleigh"}
+        ``"modal"``: mode k of the link gets the damping force
+        2 ζ_k ω_k m_k δ̇_k (ζ_k the ratio, ω_k the natural frequency and m_k the
+        modal mass of mode k of the link on its own). ``"rayleigh"``: the damping
+        matrix of the link's flexible coordinates is D = alpha·M + beta·K, with M
+        and K its flexible mass and stiffness matrices.
+    ratios : tuple of float  [-]
+        Modal damping ratios ζ, each >= 0 (modal only). One ratio applies to
+        every mode; several give mode k the ratio ``ratios[k-1]``.
+    alpha : float  [1/s]
+        Mass-proportional Rayleigh coefficient, >= 0 (Rayleigh only, else 0).
+    beta : float  [s]
+        Stiffness-proportional Rayleigh coefficient, >= 0 (Rayleigh only, else 0).
+    """
+
+    kind: Literal["modal", "rayleigh"]
+    ratios: tuple[float, ...] = ()
+    alpha: float = 0.0
+    beta: float = 0.0
+
+    def __post_init__(self) -> None:
+        where = "damping"
+        kind = _one_of(self.kind, _DAMPING_KINDS, where, "kind")
+        raw = (self.ratios,) if _is_real(self.ratios) else _items(self.ratios)
+        if raw is None:
+            raise _FieldError(where, f"ratios must be a number or a sequence of numbers, got {self.ratios!r}")
+        ratios = tuple(_non_negative(r, where, f"ratios[{k}]") for k, r in enumerate(raw, start=1))
+        alpha = _non_negative(self.alpha, where, "alpha")
+        beta = _non_negative(self.beta, where, "beta")
+        if kind == "modal":
+            if not ratios:
+                raise _FieldError(where, "ratios must hold at least one ratio for modal damping, got ()")
+            for name, value in (("alpha", alpha), ("beta", beta)):
+                if value != 0.0:
+                    raise _FieldError(where, f"{name} applies to Rayleigh damping only, got {value!r}")
+        elif ratios:
+            raise _FieldError(where, f"ratios apply to modal damping only, got {ratios!r}")
+        _normalize(self, ratios=ratios, alpha=alpha, beta=beta)
+
+    @classmethod
+    def modal(cls, ratio: float | Sequence[float]) -> Damping:
+        """Modal damping: one ratio ζ >= 0 for every mode, or a sequence of per-mode ratios."""
+        return cls("modal", ratios=ratio)  # type: ignore[arg-type]  # normalized to a tuple
+
+    @classmethod
+    def rayleigh(cls, alpha: float, beta: float) -> Damping:
+        """Rayleigh damping D = alpha·M + beta·K, alpha [1/s] and beta [s] both >= 0."""
+        return cls("rayleigh", alpha=alpha, beta=beta)
+
+    def ratio(self, mode: int) -> float:
+        """Damping ratio of mode ``mode`` (counted from 1) of modal damping.
+
+        Raises
+        ------
+        ValueError
+            For Rayleigh damping, or for a mode beyond the per-mode ratios given.
+        """
+        if self.kind != "modal":
+            raise ValueError("damping: ratio() applies to modal damping only")
+        if len(self.ratios) == 1:
+            return self.ratios[0]
+        if not 1 <= mode <= len(self.ratios):
+            raise ValueError(f"damping: no ratio for mode {mode}; {len(self.ratios)} per-mode ratios were given")
+        return self.ratios[mode - 1]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict holding only the fields of this kind of damping."""
+        if self.kind == "modal":
+            return {"kind": "modal", "ratios": list(self.ratios)}
+        return {"kind": "rayleigh", "alpha": self.alpha, "beta": self.beta}
+
+
+# --------------------------------------------------------------------------
+# Links and joints
+
+
+@dataclass(frozen=True)
+class Link(_Description):
+    """A rigid or flexible link; build with :meth:`rigid` or :meth:`flexible`.
+
+    One dataclass holds the fields of both kinds; the fields of the other kind
+    must be None (or empty), and direct construction validates like the two
+    constructors. Geometry and frames: see the module docstring.
+
+    Parameters
+    ----------
+    kind : {"rigid", "flexible"}
+    length : float  [m]
+        Length of the link, > 0. For a flexible link on a revolute joint it must
+        equal the joint's DH parameter a; on a prismatic joint it is the whole
+        beam (the joint variable is the length outside the joint).
+    mass : float  [kg]
+        Rigid only: mass, > 0 (a massless link can leave the mass matrix
+        singular).
+    com : float or 3-vector  [m]
+        Rigid only: centre of mass in the link frame; a number c means
+        (c, 0, 0). Default: mid-length, (length/2, 0, 0). Stored as a 3-tuple.
+    inertia : float or 3x3 array_like  [kg m^2]
+        Rigid only: inertia about the centre of mass. A scalar s is the inertia
+        about the z axis (the joint axis of a planar arm) of a slender body
+        along x: :meth:`inertia_tensor` returns diag(0, s, s). A tensor must be
+        symmetric positive semi-definite, in the axes of the link frame, and is
+        stored as a tuple of rows. Default: a uniform slender rod, m·length²/12.
+    mass_per_length : float  [kg/m]
+        Flexible only: ρA, > 0.
+    EI : float  [N m^2]
+        Flexible only: in-plane bending stiffness, > 0.
+    EI_out : float or None  [N m^2]
+        Flexible only: out-of-plane bending stiffness, > 0; None switches
+        out-of-plane bending off (required for planar arms).
+    damping : Damping or None
+        Flexible only: structural damping; None is undamped.
+    lumped_masses : tuple of LumpedMass
+        Flexible only: point masses at positions 0 <= s <= length.
+    tip_payload : Payload or None
+        Flexible only: a payload at the tip of this link.
+    """
+
+    kind: Literal["rigid", "flexible"]
+    length: float
+    mass: float | None = None
+    com: tuple[float, float, float] | None = None
+    inertia: float | Tensor3 | None = None
+    mass_per_length: float | None = None
+    EI: float | None = None
+    EI_out: float | None = None
+    damping: Damping | None = None
+    lumped_masses: tuple[LumpedMass, ...] = ()
+    tip_payload: Payload | None = None
+
+    def __post_init__(self) -> None:
+        kind = _one_of(self.kind, _LINK_KINDS, "link", "kind")
+        length = _positive(self.length, "link", "length")
+        _normalize(self, length=length)
+        if kind == "rigid":
+            self._check_rigid(length)
+        else:
+            self._check_flexible(length)
+
+    def _check_fields_absent(self, names: tuple[str, ...]) -> None:
+        for name in names:
+            value = getattr(self, name)
+            if not _is_unset(value):
+                raise _FieldError("link", f"{name} does not apply to a {self.kind} link, got {value!r}")
+
+    def _check_rigid(self, length: float) -> None:
+        self._check_fields_absent(
+            ("mass_per_length", "EI", "EI_out", "damping", "lumped_masses", "tip_payload")
+        )
+        if self.mass is None:
+            raise _FieldError("link", "mass is required for a rigid link")
+        mass = _positive(self.mass, "link", "mass")
+        if self.com is None:
+            com = (length / 2.0, 0.0, 0.0)
+        elif _is_real(self.com):
+            com = (_finite(self.com, "link", "com"), 0.0, 0.0)
+        else:
+            com = _vector3(self.com, "link", "com")
+        if self.inertia is None:
+            inertia: float | Tensor3 = mass * length**2 / 12.0
+        else:
+            inertia = _inertia(self.inertia, "link", "inertia")
+        _normalize(self, mass=mass, com=com, inertia=inertia)
+
+    def _check_flexible(self, length: float) -> None:
+        self._check_fields_absent(("mass", "com", "inertia"))
+        for name in ("mass_per_length", "EI"):
+            if getattr(self, name) is None:
+                raise _FieldError("link", f"{name} is required for a flexible link")
+        lumped = _items(self.lumped_masses)
+        if lumped is None:
+            raise _FieldError("link", f"lumped_masses must be a sequence of LumpedMass, got {self.lumped_masses!r}")
+        for k, lumped_mass in enumerate(lumped, start=1):
+            name = f"lumped_masses[{k}]"
+            if not isinstance(lumped_mass, LumpedMass):
+                raise _FieldError("link", f"{name} must be a LumpedMass, got {lumped_mass!r}")
+            if lumped_mass.position > length:
+                raise _FieldError(
+                    "link", f"{name}.position must be in [0, {length!r}], got {lumped_mass.position!r}"
+                )
+        _normalize(
+            self,
+            mass_per_length=_positive(self.mass_per_length, "link", "mass_per_length"),
+            EI=_positive(self.EI, "link", "EI"),
+            EI_out=None if self.EI_out is None else _positive(self.EI_out, "link", "EI_out"),
+            damping=_instance_or_none(self.damping, Damping, "link", "damping"),
+            lumped_masses=lumped,
+            tip_payload=_instance_or_none(self.tip_payload, Payload, "link", "tip_payload"),
+        )
+
+    @classmethod
+    def rigid(
+        cls,
+        length: float,
+        mass: float,
+        com: float | Sequence[float] | None = None,
+        inertia: float | Sequence[Sequence[float]] | np.ndarray | None = None,
+    ) -> Link:
+        """A rigid link; see the class docstring for ``com`` and ``inertia`` and their defaults."""
+        return cls("rigid", length, mass=mass, com=com, inertia=inertia)  # type: ignore[arg-type]
+
+    @classmethod
+    def flexible(
+        cls,
+        length: float,
+        mass_per_length: float,
+        EI: float,
+        EI_out: float | None = None,
+        damping: Damping | None = None,
+        lumped_masses: Sequence[LumpedMass] = (),
+        tip_payload: Payload | None = None,
+    ) -> Link:
+        """A uniform Euler–Bernoulli beam; see the class docstring for the parameters."""
+        return cls(
+            "flexible",
+            length,
+            mass_per_length=mass_per_length,
+            EI=EI,
+            EI_out=EI_out,
+            damping=damping,
+            lumped_masses=lumped_masses,  # type: ignore[arg-type]  # normalized to a tuple
+            tip_payload=tip_payload,
+        )
+
+    @property
+    def is_flexible(self) -> bool:
+        """True for a flexible link."""
+        return self.kind == "flexible"
+
+    @property
+    def beam_mass(self) -> float:
+        """Mass of the link body alone [kg]: ``mass`` (rigid) or ρA·length (flexible)."""
+        if self.kind == "rigid":
+            return self.mass  # type: ignore[return-value]
+        return self.mass_per_length * self.length  # type: ignore[operator]
+
+    @property
+    def total_mass(self) -> float:
+        """Body plus lumped masses plus tip payload [kg]."""
+        attached = sum(lumped.mass for lumped in self.lumped_masses)
+        if self.tip_payload is not None:
+            attached += self.tip_payload.mass
+        return self.beam_mass + attached
+
+    def inertia_tensor(self) -> np.ndarray:
+        """Inertia tensor of a rigid link about its centre of mass, link-frame axes, shape (3, 3)  [kg m^2].
+
+        A scalar inertia s gives diag(0, s, s), a slender body along x.
+
+        Raises
+        ------
+        ValueError
+            For a flexible link, whose inertia depends on its deformation.
+        """
+        if self.kind != "rigid":
+            raise ValueError("link: inertia_tensor() applies to rigid links only")
+        if isinstance(self.inertia, float):
+            return np.diag([0.0, self.inertia, self.inertia])
+        return np.array(self.inertia)
+
+    @property
+    def planar_inertia(self) -> float:
+        """Inertia of a rigid link about the z axis through its centre of mass [kg m^2] (what a planar arm uses)."""
+        return float(self.inertia_tensor()[2, 2])
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any], path: str) -> Link:
+        values = dict(_check_keys(data, path, cls))
+        if "damping" in values:
+            with _located("link", "damping"):
+                values["damping"] = Damping._from_dict(values["damping"], _key_path(path, "damping"))
+        if "tip_payload" in values:
+            with _located("link", "tip_payload"):
+                values["tip_payload"] = Payload._from_dict(values["tip_payload"], _key_path(path, "tip_payload"))
+        if "lumped_masses" in values:
+            list_path = _key_path(path, "lumped_masses")
+            lumped = []
+            for k, item in enumerate(_list_of_tables(values["lumped_masses"], list_path), start=1):
+                with _located("link", f"lumped_masses[{k}]"):
+                    lumped.append(LumpedMass._from_dict(item, f"{list_path}[{k}]"))
+            values["lumped_masses"] = tuple(lumped)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Joint(_Description):
+    """A revolute or prismatic joint, placed by standard Denavit–Hartenberg parameters.
+
+    The transform of joint i is A_i = Rz(θ_i) Tz(d_i) Tx(a_i) Rx(α_i), with
+    θ_i = q_i + theta_offset for a revolute joint and d_i = q_i + d for a
+    prismatic one (sketch in the module docstring).
+
+    Parameters
+    ----------
+    kind : {"revolute", "prismatic"}
+    a : float  [m]
+        Link length along x_i.
+    alpha : float  [rad]
+        Twist about x_i.
+    d : float  [m]
+        Offset along z_{i-1} (added to q_i for a prismatic joint).
+    theta_offset : float  [rad]
+        Angle about z_{i-1} (added to q_i for a revolute joint).
+    hub_mass : float  [kg]
+        Mass of the hub, on the joint axis at the origin of the link frame;
+        >= 0.
+    hub_inertia : float  [kg m^2]
+        Inertia of the hub about the joint axis, >= 0.
+    motor_inertia : float  [kg m^2]
+        Rotor inertia on the motor side of the gear, >= 0.
+    gear_ratio : float  [-]
+        Motor speed / joint speed, > 0.
+    viscous_friction : float  [N m s/rad or N s/m]
+        Viscous friction coefficient at the joint, >= 0.
+    coulomb_friction : float  [N m or N]
+        Coulomb friction torque (force) at the joint, >= 0.
+    """
+
+    kind: Literal["revolute", "prismatic"] = "revolute"
+    a: float = 0.0
+    alpha: float = 0.0
+    d: float = 0.0
+    theta_offset: float = 0.0
+    hub_mass: float = 0.0
+    hub_inertia: float = 0.0
+    motor_inertia: float = 0.0
+    gear_ratio: float = 1.0
+    viscous_friction: float = 0.0
+    coulomb_friction: float = 0.0
+
+    def __post_init__(self) -> None:
+        where = "joint"
+        _one_of(self.kind, _JOINT_KINDS, where, "kind")
+        values = {name: _finite(getattr(self, name), where, name) for name in ("a", "alpha", "d", "theta_offset")}
+        for name in ("hub_mass", "hub_inertia", "motor_inertia", "viscous_friction", "coulomb_friction"):
+            values[name] = _non_negative(getattr(self, name), where, name)
+        values["gear_ratio"] = _positive(self.gear_ratio, where, "gear_ratio")
+        _normalize(self, **values)
+
+    @property
+    def reflected_inertia(self) -> float:
+        """Motor inertia seen at the joint, motor_inertia · gear_ratio² [kg m^2]."""
+        return self.motor_inertia * self.gear_ratio**2
+
+
+# --------------------------------------------------------------------------
+# The arm
+
+
+@dataclass(frozen=True)
+class Arm(_Description):
+    """A serial chain of joints and links from a fixed base.
+
+    Build with :meth:`planar` (planar arms) or :meth:`from_dh` (spatial arms),
+    or directly. Frames and the DH convention: see the module docstring.
+
+    Parameters
+    ----------
+    joints : sequence of Joint
+        Joints 1..n; stored as a tuple.
+    links : sequence of Link
+        Links 1..n, link i following joint i; stored as a tuple.
+    payload : Payload or None
+        Payload at the tip of the last link (tensor axes: the last link's
+        frame). Give it here or as the last link's ``tip_payload``, not both.
+    gravity : 3-vector  [m/s^2]
+        Gravitational acceleration in the base frame; zero for space arms.
+    planar : bool
+        A planar arm: all joints revolute with α = 0 (parallel axes z), in-plane
+        bending only (``EI_out`` None), gravity in the x–y plane. On an instance
+        this is the flag; on the class, ``Arm.planar(...)`` is the constructor.
+    tip_rotation : {"slope", "chord"}
+        How a flexible link's tip rotates the next joint frame: by the tip slope
+        w'(L) (the usual choice), or by the chord angle w(L)/L (the "equivalent
+        joint angle").
+
+    Raises
+    ------
+    ValueError
+        For an empty arm, a count mismatch, a flexible link whose length does
+        not fit its joint's a, a non-planar feature of a planar arm, a bad
+        gravity vector or tip_rotation, or a payload given twice.
+    """
+
+    joints: tuple[Joint, ...]
+    links: tuple[Link, ...]
+    payload: Payload | None = None
+    gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    planar: bool = False
+    tip_rotation: Literal["slope", "chord"] = "slope"
+
+    def __post_init__(self) -> None:
+        joints = _typed_items(self.joints, Joint, "joint")
+        links = _typed_items(self.links, Link, "link")
+        _check_counts(joints, links)
+        payload = _instance_or_none(self.payload, Payload, "arm", "payload")
+        gravity = _vector3(self.gravity, "arm", "gravity")
+        if not isinstance(self.planar, (bool, np.bool_)):
+            raise _FieldError("arm", f"planar must be True or False, got {self.planar!r}")
+        tip_rotation = _one_of(self.tip_rotation, _TIP_ROTATIONS, "arm", "tip_rotation")
+        _normalize(
+            self,
+            joints=joints,
+            links=links,
+            gravity=gravity,
+            planar=bool(self.planar),
+            tip_rotation=tip_rotation,
+        )
+        self._check_geometry()
+        if self.planar:
+            self._check_planar()
+        if payload is not None and links[-1].tip_payload is not None:
+            raise _FieldError(
+                "arm",
+                f"payload and the tip_payload of link {len(links)} both load the tip of the last link; give one",
+            )
+
+    def _check_geometry(self) -> None:
+        for i, (joint, link) in enumerate(zip(self.joints, self.links), start=1):
+            if not link.is_flexible:
+                continue
+            if joint.kind == "revolute" and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
+                raise _FieldError(
+                    f"joint {i}",
+                    f"a must equal the length of flexible link {i} ({link.length!r} m), got {joint.a!r}",
+                )
+            if joint.kind == "prismatic" and joint.a != 0.0:
+                raise _FieldError(
+                    f"joint {i}",
+                    f"a must be 0 for a prismatic joint carrying flexible link {i} "
+                    f"(the beam runs along the joint axis), got {joint.a!r}",
+                )
+
+    def _check_planar(self) -> None:
+        for i, joint in enumerate(self.joints, start=1):
+            if joint.kind != "revolute":
+                raise _FieldError(f"joint {i}", f"kind must be 'revolute' in a planar arm, got {joint.kind!r}")
+            if joint.alpha != 0.0:
+                raise _FieldError(
+                    f"joint {i}", f"alpha must be 0 in a planar arm (parallel joint axes), got {joint.alpha!r}"
+                )
+        for i, link in enumerate(self.links, start=1):
+            if link.EI_out is not None:
+                raise _FieldError(
+                    f"link {i}",
+                    f"EI_out must be None in a planar arm (out-of-plane bending is off), got {link.EI_out!r}",
+                )
+        if self.gravity[2] != 0.0:
+            raise _FieldError(
+                "arm", f"gravity must lie in the x-y plane of a planar arm (z component 0), got {self.gravity!r}"
+            )
+
+    @classmethod
+    def from_dh(
+        cls,
+        joints: Sequence[Joint],
+        links: Sequence[Link],
+        payload: Payload | None = None,
+        gravity: Sequence[float] = (0.0, 0.0, 0.0),
+        tip_rotation: Literal["slope", "chord"] = "slope",
+    ) -> Arm:
+        """A spatial arm from joints with their DH parameters and the links that follow them."""
+        return cls(tuple(joints), tuple(links), payload, gravity, False, tip_rotation)  # type: ignore[arg-type]
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints n."""
+        return len(self.joints)
+
+    @property
+    def n_links(self) -> int:
+        """Number of links n (equal to the number of joints)."""
+        return len(self.links)
+
+    @property
+    def flexible_links(self) -> tuple[int, ...]:
+        """Indices (from 1) of the flexible links."""
+        return tuple(i for i, link in enumerate(self.links, start=1) if link.is_flexible)
+
+    @property
+    def total_mass(self) -> float:
+        """Links (with their lumped masses and tip payloads), hubs and payload [kg]."""
+        mass = sum(link.total_mass for link in self.links) + sum(joint.hub_mass for joint in self.joints)
+        if self.payload is not None:
+            mass += self.payload.mass
+        return mass
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any], path: str) -> Arm:
+        values = dict(_check_keys(data, path, cls))
+        for key, item_cls, subject in (("joints", Joint, "joint"), ("links", Link, "link")):
+            list_path = _key_path(path, key)
+            built = []
+            for i, item in enumerate(_list_of_tables(values[key], list_path), start=1):
+                with _located(f"{subject} {i}"):
+                    built.append(item_cls._from_dict(item, f"{list_path}[{i}]"))
+            values[key] = tuple(built)
+        if "payload" in values:
+            values["payload"] = Payload._from_dict(values["payload"], _key_path(path, "payload"))
+        return cls(**values)
+
+
+def _planar_arm(
+    cls: type[Arm],
+    links: Sequence[Link],
+    payload: Payload | None = None,
+    gravity: Sequence[float] = (0.0, 0.0, 0.0),
+    joints: Sequence[Joint] | None = None,
+    tip_rotation: Literal["slope", "chord"] = "slope",
+) -> Arm:
+    """A planar arm: revolute joints about parallel z axes, in-plane bending only.
+
+    Parameters
+    ----------
+    links : sequence of Link
+        Links 1..n; flexible ones without ``EI_out``.
+    payload : Payload or None
+        Payload at the tip of the last link.
+    gravity : 2- or 3-vector  [m/s^2]
+        Gravity in the plane of motion, (gx, gy) or (gx, gy, 0).
+    joints : sequence of Joint or None
+        None gives plain revolute joints. Given joints set hub, motor and
+        friction data (and may set d and theta_offset); their ``a`` must be left
+        0 or equal the link length, and is set to the link length.
+    tip_rotation : {"slope", "chord"}
+
+    Returns
+    -------
+    Arm
+        With a_i = length of link i, α_i = 0 and ``planar=True``.
+    """
+    link_items = _typed_items(links, Link, "link")
+    if joints is None:
+        joint_items: tuple[Joint, ...] = tuple(Joint() for _ in link_items)
+    else:
+        joint_items = _typed_items(joints, Joint, "joint")
+    _check_counts(joint_items, link_items)
+    placed = []
+    for i, (joint, link) in enumerate(zip(joint_items, link_items), start=1):
+        if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
+            raise _FieldError(
+                f"joint {i}",
+                f"a must be 0 (it is set from the link) or equal the length of link {i} "
+                f"({link.length!r} m), got {joint.a!r}",
+            )
+        placed.append(dataclasses.replace(joint, a=link.length))
+    gravity_items = _items(gravity)
+    if gravity_items is not None and len(gravity_items) == 2:
+        gravity = (*gravity_items, 0.0)
+    return cls(tuple(placed), link_items, payload, gravity, True, tip_rotation)  # type: ignore[arg-type]
+
+
+# ``planar`` is both a field (on an instance: the flag) and the convenience
+# constructor (on the class). A classmethod is a non-data descriptor, so the
+# instance's own attribute shadows it; it is attached only after @dataclass has
+# read the field's default, which a same-named method in the class body would
+# have replaced.
+_planar_arm.__name__ = "planar"
+_planar_arm.__qualname__ = "Arm.planar"
+Arm.planar = classmethod(_planar_arm)  # type: ignore[assignment]
+
+
+def _typed_items(value: object, cls: type, subject: str) -> tuple[Any, ...]:
+    items = _items(value)
+    if items is None:
+        raise _FieldError("arm", f"{subject}s must be a sequence of {cls.__name__}, got {value!r}")
+    for i, item in enumerate(items, start=1):
+        if not isinstance(item, cls):
+            raise _FieldError(f"{subject} {i}", f"expected a {cls.__name__}, got {item!r}")
+    return items
+
+
+def _check_counts(joints: tuple[Joint, ...], links: tuple[Link, ...]) -> None:
+    if not joints and not links:
+        raise _FieldError("arm", "an arm needs at least one joint and one link, got none")
+    if len(joints) != len(links):
+        raise _FieldError(
+            "arm", f"got {len(joints)} joints and {len(links)} links; each joint must be followed by one link"
+        )

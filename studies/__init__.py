@@ -1,0 +1,3 @@
+"""Study runner, config schema, reports and the ``flexlink`` CLI (filled by the
+study-runner issue). Nothing is implemented here yet.
+"""
