@@ -761,10 +761,10 @@ class Arm(_Description):
         frame). Give it here or as the last link's ``tip_payload``, not both.
     gravity : 3-vector  [m/s^2]
         Gravitational acceleration in the base frame; zero for space arms.
-    planar : bool
+    is_planar : bool
         A planar arm: all joints revolute with α = 0 (parallel axes z), in-plane
-        bending only (``EI_out`` None), gravity in the x–y plane. On an instance
-        this is the flag; on the class, ``Arm.planar(...)`` is the constructor.
+        bending only (``EI_out`` None), gravity in the x–y plane. Set by
+        :meth:`planar`.
     tip_rotation : {"slope", "chord"}
         How a flexible link's tip rotates the next joint frame: by the tip slope
         w'(L) (the usual choice), or by the chord angle w(L)/L (the "equivalent
@@ -782,7 +782,7 @@ class Arm(_Description):
     links: tuple[Link, ...]
     payload: Payload | None = None
     gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    planar: bool = False
+    is_planar: bool = False
     tip_rotation: Literal["slope", "chord"] = "slope"
 
     def __post_init__(self) -> None:
@@ -791,19 +791,19 @@ class Arm(_Description):
         _check_counts(joints, links)
         payload = _instance_or_none(self.payload, Payload, "arm", "payload")
         gravity = _vector3(self.gravity, "arm", "gravity")
-        if not isinstance(self.planar, (bool, np.bool_)):
-            raise _FieldError("arm", f"planar must be True or False, got {self.planar!r}")
+        if not isinstance(self.is_planar, (bool, np.bool_)):
+            raise _FieldError("arm", f"is_planar must be True or False, got {self.is_planar!r}")
         tip_rotation = _one_of(self.tip_rotation, _TIP_ROTATIONS, "arm", "tip_rotation")
         _normalize(
             self,
             joints=joints,
             links=links,
             gravity=gravity,
-            planar=bool(self.planar),
+            is_planar=bool(self.is_planar),
             tip_rotation=tip_rotation,
         )
         self._check_geometry()
-        if self.planar:
+        if self.is_planar:
             self._check_planar()
         if payload is not None and links[-1].tip_payload is not None:
             raise _FieldError(
@@ -845,6 +845,56 @@ class Arm(_Description):
             raise _FieldError(
                 "arm", f"gravity must lie in the x-y plane of a planar arm (z component 0), got {self.gravity!r}"
             )
+
+    @classmethod
+    def planar(
+        cls,
+        links: Sequence[Link],
+        payload: Payload | None = None,
+        gravity: Sequence[float] = (0.0, 0.0, 0.0),
+        joints: Sequence[Joint] | None = None,
+        tip_rotation: Literal["slope", "chord"] = "slope",
+    ) -> Arm:
+        """A planar arm: revolute joints about parallel z axes, in-plane bending only.
+
+        Parameters
+        ----------
+        links : sequence of Link
+            Links 1..n; flexible ones without ``EI_out``.
+        payload : Payload or None
+            Payload at the tip of the last link.
+        gravity : 2- or 3-vector  [m/s^2]
+            Gravity in the plane of motion, (gx, gy) or (gx, gy, 0).
+        joints : sequence of Joint or None
+            None gives plain revolute joints. Given joints set hub, motor and
+            friction data (and may set d and theta_offset); their ``a`` must be left
+            0 or equal the link length, and is set to the link length.
+        tip_rotation : {"slope", "chord"}
+
+        Returns
+        -------
+        Arm
+            With a_i = length of link i, α_i = 0 and ``is_planar=True``.
+        """
+        link_items = _typed_items(links, Link, "link")
+        if joints is None:
+            joint_items: tuple[Joint, ...] = tuple(Joint() for _ in link_items)
+        else:
+            joint_items = _typed_items(joints, Joint, "joint")
+        _check_counts(joint_items, link_items)
+        placed = []
+        for i, (joint, link) in enumerate(zip(joint_items, link_items), start=1):
+            if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
+                raise _FieldError(
+                    f"joint {i}",
+                    f"a must be 0 (it is set from the link) or equal the length of link {i} "
+                    f"({link.length!r} m), got {joint.a!r}",
+                )
+            placed.append(dataclasses.replace(joint, a=link.length))
+        gravity_items = _items(gravity)
+        if gravity_items is not None and len(gravity_items) == 2:
+            gravity = (*gravity_items, 0.0)
+        return cls(tuple(placed), link_items, payload, gravity, True, tip_rotation)  # type: ignore[arg-type]
 
     @classmethod
     def from_dh(
@@ -896,64 +946,6 @@ class Arm(_Description):
         return cls(**values)
 
 
-def _planar_arm(
-    cls: type[Arm],
-    links: Sequence[Link],
-    payload: Payload | None = None,
-    gravity: Sequence[float] = (0.0, 0.0, 0.0),
-    joints: Sequence[Joint] | None = None,
-    tip_rotation: Literal["slope", "chord"] = "slope",
-) -> Arm:
-    """A planar arm: revolute joints about parallel z axes, in-plane bending only.
-
-    Parameters
-    ----------
-    links : sequence of Link
-        Links 1..n; flexible ones without ``EI_out``.
-    payload : Payload or None
-        Payload at the tip of the last link.
-    gravity : 2- or 3-vector  [m/s^2]
-        Gravity in the plane of motion, (gx, gy) or (gx, gy, 0).
-    joints : sequence of Joint or None
-        None gives plain revolute joints. Given joints set hub, motor and
-        friction data (and may set d and theta_offset); their ``a`` must be left
-        0 or equal the link length, and is set to the link length.
-    tip_rotation : {"slope", "chord"}
-
-    Returns
-    -------
-    Arm
-        With a_i = length of link i, α_i = 0 and ``planar=True``.
-    """
-    link_items = _typed_items(links, Link, "link")
-    if joints is None:
-        joint_items: tuple[Joint, ...] = tuple(Joint() for _ in link_items)
-    else:
-        joint_items = _typed_items(joints, Joint, "joint")
-    _check_counts(joint_items, link_items)
-    placed = []
-    for i, (joint, link) in enumerate(zip(joint_items, link_items), start=1):
-        if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
-            raise _FieldError(
-                f"joint {i}",
-                f"a must be 0 (it is set from the link) or equal the length of link {i} "
-                f"({link.length!r} m), got {joint.a!r}",
-            )
-        placed.append(dataclasses.replace(joint, a=link.length))
-    gravity_items = _items(gravity)
-    if gravity_items is not None and len(gravity_items) == 2:
-        gravity = (*gravity_items, 0.0)
-    return cls(tuple(placed), link_items, payload, gravity, True, tip_rotation)  # type: ignore[arg-type]
-
-
-# ``planar`` is both a field (on an instance: the flag) and the convenience
-# constructor (on the class). A classmethod is a non-data descriptor, so the
-# instance's own attribute shadows it; it is attached only after @dataclass has
-# read the field's default, which a same-named method in the class body would
-# have replaced.
-_planar_arm.__name__ = "planar"
-_planar_arm.__qualname__ = "Arm.planar"
-Arm.planar = classmethod(_planar_arm)  # type: ignore[assignment]
 
 
 def _typed_items(value: object, cls: type, subject: str) -> tuple[Any, ...]:

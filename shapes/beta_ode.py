@@ -177,7 +177,7 @@ class BetaODE(ClampedMass):
         bad = ~(np.isfinite(lengths) & (lengths > 0))
         if bad.any():
             k = int(np.argmax(bad))
-            raise ValueError(f"length(t) must be finite and > 0, got {lengths[k]!r} at t={t[k]!r}")
+            raise ValueError(f"length(t) must be finite and > 0, got {lengths[k]:g} at t={t[k]:g}")
         if method == "ode" and length_rate is None:
             raise ValueError("method 'ode' needs length_rate, the derivative dl/dt")
         start = time.perf_counter()

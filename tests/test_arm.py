@@ -117,7 +117,7 @@ BAD_ARMS = [
     (lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity=(0, 0)), r"arm: gravity must be a finite 3-vector"),
     (lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity=(0, NAN, 0)), "arm: gravity must be a finite"),
     (lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity="down"), "arm: gravity must be a finite 3-vector"),
-    (lambda: Arm((Joint(),), (Link.rigid(1, 1),), planar=1), "arm: planar must be True or False, got 1"),
+    (lambda: Arm((Joint(),), (Link.rigid(1, 1),), is_planar=1), "arm: is_planar must be True or False, got 1"),
     (
         lambda: Arm.from_dh([Joint(a=1.0), Joint(a=0.3)], [Link.rigid(1.0, 1.0), flexible(0.5)]),
         re.escape("joint 2: a must equal the length of flexible link 2 (0.5 m), got 0.3"),
@@ -303,7 +303,7 @@ def test_arm_planar_sets_dh_parameters_from_link_lengths():
     assert [joint.a for joint in arm.joints] == [0.475, 0.435]
     assert all(joint.kind == "revolute" and joint.alpha == 0.0 and joint.d == 0.0 for joint in arm.joints)
     assert arm.joints[0].gear_ratio == 64.0 and arm.joints[1].viscous_friction == 0.0023
-    assert arm.planar is True
+    assert arm.is_planar is True
     assert arm.gravity == (0.0, -9.81, 0.0)
     assert (arm.n_joints, arm.n_links, arm.flexible_links) == (2, 2, (2,))
     assert arm.tip_rotation == "slope"
@@ -324,7 +324,7 @@ def test_from_dh_is_the_spatial_constructor():
     links = [Link.rigid(0.1, 3.7051), Link.rigid(0.3, 0.331), Link.flexible(1.3, 0.4303 / 1.3, 1165.4916, 1165.4916)]
     arm = Arm.from_dh(joints, links, payload=Payload(0.0828))
     assert arm == Arm(tuple(joints), tuple(links), Payload(0.0828))
-    assert arm.planar is False
+    assert arm.is_planar is False
     assert arm.flexible_links == (3,)
 
 
