@@ -1,7 +1,7 @@
-"""Assumed-modes backend (filled by the engine issue).
-
-Builds each flexible link's basis from :mod:`shapes` (global eigenfunctions),
-generates symbolic equations of motion, and tracks the roots β of translating
-links. Nothing is implemented here yet; see docs/ARCHITECTURE.md once the
-engine lands.
+"""Assumed-modes backend: each flexible link's basis is a few global beam
+eigenfunctions from :mod:`shapes`, fed to the shared engine in :mod:`core`.
 """
+
+from amm.model import AssumedModesModel, modal_basis
+
+__all__ = ["AssumedModesModel", "modal_basis"]

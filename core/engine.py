@@ -1,0 +1,350 @@
+"""The multibody engine shared by both backends.
+
+:class:`ChainModel` builds every :class:`~core.model.Model` primitive of a
+serial chain from the arm description and one :class:`~core.basis.BeamBasis`
+per flexible link. The assumed-modes and finite-element backends differ only
+in the bases they hand over.
+
+Kinetic energy, body by body (frames and Jacobians from
+:class:`~core.kinematics.ChainKinematics`):
+
+* rigid link: mass at its centre of mass, inertia tensor in the link frame;
+* flexible link: ½ νᵀ M_b(δ) ν with ν = (v, Ω, δ̇) of the beam frame
+  (:class:`~core.flexible_body.FlexibleBody`; beam, lumped masses);
+* hub: mass on the joint axis at the link-frame origin, inertia about the
+  joint axis, turning with the joint *and* the beam root — with pinned
+  (chord) frames the hub angle is q_i + w'(0), the actuated coordinate Bᵀq;
+* motor: reflected rotor inertia I_m N² on the actuated rate (Bᵀq̇)_i (the
+  rotor's own gyroscopic coupling with the carrying link is neglected, the
+  usual geared-motor model);
+* payloads (a link's ``tip_payload`` and the arm's ``payload``): rigid bodies
+  at the tip frame with the tip's deformed orientation.
+
+M(q) = Σ Jᵀ M_body J is assembled from these. ∂M/∂q_k comes from the
+complex step (exact to round-off, :mod:`core.rotations`), which makes C from
+the Christoffel symbols exact and Ṁ − 2C skew to round-off.
+
+Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
+τ_c = −F_c tanh(u/ε) (default, ε = ``coulomb_velocity``) or ``"sign"``
+τ_c = −F_c sign(u), with u = (Bᵀq̇)_i the actuated rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+import scipy.linalg
+
+from core.arm import Arm
+from core.basis import BeamBasis
+from core.flexible_body import FlexibleBody
+from core.kinematics import ChainKinematics, TipMap
+from core.model import COMPLEX_STEP, Model
+from core.rotations import skew
+
+#: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
+COULOMB_VELOCITY = 1e-3
+#: How many recent configurations keep their ∂M/∂q cached.
+DERIVATIVE_CACHE = 8
+
+
+class ChainModel(Model):
+    """A serial chain of rigid and flexible links on the shared engine.
+
+    Parameters
+    ----------
+    arm : Arm
+    bases : mapping
+        Link number (from 1) → :class:`BeamBasis` for every flexible link.
+    coulomb : {"smooth", "sign"}
+        Coulomb friction model (see module docstring).
+    coulomb_velocity : float
+        ε of the smooth model [rad/s or m/s].
+    description : str
+        Shown in ``repr`` and reports.
+    """
+
+    def __init__(
+        self,
+        arm: Arm,
+        bases: Mapping[int, BeamBasis],
+        *,
+        coulomb: Literal["smooth", "sign"] = "smooth",
+        coulomb_velocity: float = COULOMB_VELOCITY,
+        description: str = "",
+    ) -> None:
+        if not isinstance(arm, Arm):
+            raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
+        if coulomb not in ("smooth", "sign"):
+            raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
+        if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0):
+            raise ValueError(f"coulomb_velocity must be finite and > 0, got {coulomb_velocity!r}")
+        self.arm = arm
+        self.coulomb = coulomb
+        self.coulomb_velocity = float(coulomb_velocity)
+        self.description = description
+        n_joints = arm.n_joints
+        names = [
+            f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(arm.joints, start=1)
+        ]
+        self.bases: dict[int, BeamBasis] = {}
+        self.bodies: dict[int, FlexibleBody] = {}
+        self.flex_columns: dict[int, slice] = {}
+        tip_maps: dict[int, TipMap] = {}
+        offset = n_joints
+        unknown = sorted(set(bases) - set(arm.flexible_links))
+        if unknown:
+            raise ValueError(f"bases given for links {unknown}, which are not flexible")
+        for number in arm.flexible_links:
+            link = arm.links[number - 1]
+            if number not in bases:
+                raise ValueError(f"link {number}: flexible link has no basis")
+            basis = bases[number]
+            if not np.isclose(basis.length, link.length, rtol=1e-12):
+                raise ValueError(
+                    f"link {number}: basis length {basis.length!r} differs from the link length {link.length!r}"
+                )
+            planes = 2 if (link.EI_out is not None and not arm.is_planar) else 1
+            if basis.frame == "pinned" and planes == 2:
+                raise ValueError(
+                    f"link {number}: pinned (chord) frames describe bending about the joint axis only; "
+                    "out-of-plane bending (EI_out) needs a clamped basis"
+                )
+            body = FlexibleBody(link, basis, planes)
+            columns = slice(offset, offset + body.n_coordinates)
+            offset += body.n_coordinates
+            n = basis.n
+            names += [f"w{number}_{k}" for k in range(1, n + 1)]
+            if planes == 2:
+                names += [f"v{number}_{k}" for k in range(1, n + 1)]
+            E_y, E_z = body.E
+            translation = np.vstack(
+                [np.zeros(body.n_coordinates), basis.tip_value @ E_y, basis.tip_value @ E_z]
+            )
+            if arm.tip_rotation == "slope":
+                rotation = np.vstack(
+                    [np.zeros(body.n_coordinates), -basis.tip_slope @ E_z, basis.tip_slope @ E_y]
+                )
+            else:  # chord: the equivalent joint angle w(L)/L
+                rotation = np.vstack(
+                    [np.zeros(body.n_coordinates), -basis.tip_value @ E_z, basis.tip_value @ E_y]
+                ) / link.length
+            tip_maps[number - 1] = TipMap(columns, translation, rotation)
+            self.bases[number] = basis
+            self.bodies[number] = body
+            self.flex_columns[number] = columns
+        self._coordinates = tuple(names)
+        self._n_joints = n_joints
+        self.kinematics = ChainKinematics(arm, tip_maps, len(names))
+        self._B = self._build_input_matrix()
+        self._K = self._build_stiffness()
+        self._D = self._build_damping()
+        self._derivatives = lru_cache(maxsize=DERIVATIVE_CACHE)(self._mass_derivatives_from_bytes)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
+
+    # -- layout ---------------------------------------------------------------
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        return self._coordinates
+
+    @property
+    def n_joints(self) -> int:
+        return self._n_joints
+
+    # -- constant matrices ------------------------------------------------------
+    def _build_input_matrix(self) -> np.ndarray:
+        B = np.zeros((self.n_dof, self.n_joints))
+        B[: self.n_joints] = np.eye(self.n_joints)
+        for number, basis in self.bases.items():
+            joint = self.arm.joints[number - 1]
+            if basis.frame == "pinned" and joint.kind == "revolute":
+                # The hub turns with the beam root: hub angle = q_i + w'(0).
+                E_y = self.bodies[number].E[0]
+                B[self.flex_columns[number], number - 1] = basis.root_slope @ E_y
+        return B
+
+    def _build_stiffness(self) -> np.ndarray:
+        K = np.zeros((self.n_dof, self.n_dof))
+        for number, basis in self.bases.items():
+            link = self.arm.links[number - 1]
+            E_y, E_z = self.bodies[number].E
+            block = link.EI * E_y.T @ basis.stiffness @ E_y
+            if self.bodies[number].planes == 2:
+                block = block + link.EI_out * E_z.T @ basis.stiffness @ E_z
+            cols = self.flex_columns[number]
+            K[cols, cols] = block
+        return K
+
+    def _build_damping(self) -> np.ndarray:
+        D = np.zeros((self.n_dof, self.n_dof))
+        for number, body in self.bodies.items():
+            damping = self.arm.links[number - 1].damping
+            if damping is None:
+                continue
+            cols = self.flex_columns[number]
+            K, M = self._K[cols, cols], body.M_δδ
+            if damping.kind == "rayleigh":
+                D[cols, cols] = damping.alpha * M + damping.beta * K
+            else:
+                # Modes of the link on its own (beam and lumped masses), mass-normalized.
+                omega2, modes = scipy.linalg.eigh(K, M)
+                ratios = np.array([damping.ratio(k) for k in range(1, len(omega2) + 1)])
+                modal = np.diag(2 * ratios * np.sqrt(np.clip(omega2, 0, None)))
+                D[cols, cols] = M @ modes @ modal @ modes.T @ M
+        for i, joint in enumerate(self.arm.joints):
+            if joint.viscous_friction:
+                b = self._B[:, i]
+                D += joint.viscous_friction * np.outer(b, b)
+        return D
+
+    # -- primitives -----------------------------------------------------------
+    def input_matrix(self, q) -> np.ndarray:
+        return self._B.copy()
+
+    def stiffness_matrix(self, q) -> np.ndarray:
+        return self._K.copy()
+
+    def damping_matrix(self, q) -> np.ndarray:
+        return self._D.copy()
+
+    def friction_forces(self, q, qd) -> np.ndarray:
+        u = self._B.T @ np.asarray(qd, dtype=float)
+        coulomb = np.array([j.coulomb_friction for j in self.arm.joints])
+        if self.coulomb == "sign":
+            return -coulomb * np.sign(u)
+        return -coulomb * np.tanh(u / self.coulomb_velocity)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        q = np.asarray(q)
+        if q.shape != (self.n_dof,):
+            raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        dtype = np.result_type(q, float)
+        M = np.zeros((self.n_dof, self.n_dof), dtype=dtype)
+        frames = self.kinematics.frames(q)
+        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
+            number = i + 1
+            if link.is_flexible:
+                body = self.bodies[number]
+                cols = self.flex_columns[number]
+                J = np.zeros((6 + body.n_coordinates, self.n_dof), dtype=dtype)
+                J[:3] = f.R_body.T @ f.Jv_link
+                J[3:6] = f.R_body.T @ f.Jw_link
+                J[6:, cols] = np.eye(body.n_coordinates)
+                M += J.T @ body.mass_matrix(q[cols]) @ J
+            else:
+                com = f.R_link @ np.asarray(link.com)
+                Jv = f.Jv_link - skew(com) @ f.Jw_link
+                inertia = f.R_link @ link.inertia_tensor() @ f.R_link.T
+                M += link.mass * (Jv.T @ Jv) + f.Jw_link.T @ inertia @ f.Jw_link
+            if joint.hub_mass:
+                M += joint.hub_mass * (f.Jv_link.T @ f.Jv_link)
+            if joint.hub_inertia and joint.kind == "revolute":
+                # Rotation rate of the hub about the joint axis.
+                w_axis = f.z_joint @ f.Jw_before + self._B[:, i]
+                M += joint.hub_inertia * np.outer(w_axis, w_axis)
+            if joint.motor_inertia:
+                b = self._B[:, i]
+                M += joint.reflected_inertia * np.outer(b, b)
+            payloads = [link.tip_payload] if link.tip_payload is not None else []
+            if number == self.arm.n_links and self.arm.payload is not None:
+                payloads.append(self.arm.payload)
+            for payload in payloads:
+                inertia = f.R_end @ payload.inertia_tensor() @ f.R_end.T
+                M += payload.mass * (f.Jv_tip.T @ f.Jv_tip) + f.Jw_tip.T @ inertia @ f.Jw_tip
+        return M
+
+    def mass_matrix_derivatives(self, q) -> np.ndarray:
+        q = np.ascontiguousarray(q, dtype=float)
+        if q.shape != (self.n_dof,):
+            raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        return self._derivatives(q.tobytes()).copy()
+
+    def _mass_derivatives_from_bytes(self, key: bytes) -> np.ndarray:
+        q = np.frombuffer(key, dtype=float)
+        out = np.empty((self.n_dof, self.n_dof, self.n_dof))
+        for k in range(self.n_dof):
+            shifted = q.astype(complex)
+            shifted[k] += 1j * COMPLEX_STEP
+            out[k] = np.imag(self.mass_matrix(shifted)) / COMPLEX_STEP
+        return out
+
+    def _gravity(self) -> np.ndarray:
+        return np.asarray(self.arm.gravity, dtype=float)
+
+    def gravity_forces(self, q) -> np.ndarray:
+        q = np.asarray(q)
+        g = self._gravity()
+        dtype = np.result_type(q, float)
+        G = np.zeros(self.n_dof, dtype=dtype)
+        if not np.any(g):
+            return G
+        frames = self.kinematics.frames(q)
+        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
+            number = i + 1
+            if link.is_flexible:
+                body = self.bodies[number]
+                cols = self.flex_columns[number]
+                J = np.zeros((6 + body.n_coordinates, self.n_dof), dtype=dtype)
+                J[:3] = f.R_body.T @ f.Jv_link
+                J[3:6] = f.R_body.T @ f.Jw_link
+                J[6:, cols] = np.eye(body.n_coordinates)
+                G -= J.T @ body.gravity_wrench(q[cols], f.R_body.T @ g)
+            else:
+                Jv = f.Jv_link - skew(f.R_link @ np.asarray(link.com)) @ f.Jw_link
+                G -= link.mass * (Jv.T @ g)
+            if joint.hub_mass:
+                G -= joint.hub_mass * (f.Jv_link.T @ g)
+            mass = (link.tip_payload.mass if link.tip_payload is not None else 0.0) + (
+                self.arm.payload.mass if number == self.arm.n_links and self.arm.payload else 0.0
+            )
+            if mass:
+                G -= mass * (f.Jv_tip.T @ g)
+        return G
+
+    def potential_energy(self, q) -> float:
+        q = np.asarray(q, dtype=float)
+        V = 0.5 * q @ self._K @ q
+        g = self._gravity()
+        if not np.any(g):
+            return float(V)
+        frames = self.kinematics.frames(q, jacobians=False)
+        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
+            number = i + 1
+            if link.is_flexible:
+                body = self.bodies[number]
+                S1 = body.first_moment(q[self.flex_columns[number]])
+                V -= body.mass * (g @ f.p_link) + g @ (f.R_body @ S1)
+            else:
+                V -= link.mass * (g @ (f.p_link + f.R_link @ np.asarray(link.com)))
+            V -= joint.hub_mass * (g @ f.p_link)
+            mass = (link.tip_payload.mass if link.tip_payload is not None else 0.0) + (
+                self.arm.payload.mass if number == self.arm.n_links and self.arm.payload else 0.0
+            )
+            V -= mass * (g @ f.p_tip)
+        return float(V)
+
+    def point_position(self, link: int, s: float, q) -> np.ndarray:
+        if not (isinstance(link, (int, np.integer)) and 1 <= link <= self.arm.n_links):
+            raise ValueError(f"link must be a link number from 1 to {self.arm.n_links}, got {link!r}")
+        description = self.arm.links[link - 1]
+        if not (np.isfinite(s) and 0.0 <= s <= description.length * (1 + 1e-12)):
+            raise ValueError(f"s must lie in [0, {description.length}] on link {link}, got {s!r}")
+        q = np.asarray(q, dtype=float)
+        f = self.kinematics.frames(q, jacobians=False)[link - 1]
+        if not description.is_flexible:
+            return f.p_link + f.R_link @ np.array([s, 0.0, 0.0])
+        body = self.bodies[link]
+        values, _ = self.bases[link].evaluate(np.array([min(s, description.length)]))
+        E_y, E_z = body.E
+        delta = q[self.flex_columns[link]]
+        local = np.array([s, values[:, 0] @ E_y @ delta, values[:, 0] @ E_z @ delta])
+        return f.p_link + f.R_body @ local
+
+    def tip_position(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        return self.kinematics.frames(q, jacobians=False)[-1].p_tip

@@ -1,0 +1,145 @@
+"""Forward kinematics of the chain of (possibly deformed) links, with Jacobians.
+
+Frames, following :mod:`core.arm` (standard Denavit–Hartenberg)::
+
+    link frame i   L_i = T_{i-1} · Rz(θ_i) · Tz(d_i)
+    beam frame i   B_i = L_i · R_beam            (R_beam = I for a revolute joint,
+                                                  PRISMATIC_BEAM for a prismatic one)
+    tip frame i    T_i = B_i · Tr(L e_x + u(δ_i)) · exp(θ(δ_i)) · R_beamᵀ · Rx(α_i)   (flexible)
+                   T_i = L_i · Tx(a_i) · Rx(α_i)                                     (rigid)
+
+with T_0 the base. A flexible beam lies along the x-axis of its beam frame,
+s ∈ [0, L]; its tip is translated by the tip deflection u = (0, w_y(L), w_z(L))
+and rotated by the small rotation vector θ = (0, −w_z'(L), w_y'(L)) (slope) or
+(0, −w_z(L)/L, w_y(L)/L) (chord), applied exactly through Rodrigues' formula.
+
+Jacobians are kept in base coordinates: the velocity of a frame's origin is
+``Jv @ qd`` and its angular velocity ``Jw @ qd``. All operations are
+complex-analytic (see :mod:`core.rotations`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.arm import Arm
+from core.rotations import PRISMATIC_BEAM, exp_so3, left_jacobian, rot_x, rot_z, skew
+
+
+@dataclass(frozen=True)
+class TipMap:
+    """How the flexible coordinates of one link move its tip, in the beam frame.
+
+    Attributes
+    ----------
+    columns : slice
+        The link's flexible coordinates within q.
+    translation : ndarray, shape (3, m)
+        u_tip = translation @ δ  [m].
+    rotation : ndarray, shape (3, m)
+        θ_tip = rotation @ δ  [rad].
+    """
+
+    columns: slice
+    translation: np.ndarray
+    rotation: np.ndarray
+
+
+@dataclass
+class LinkFrames:
+    """Pose and Jacobians of the frames of one link (base coordinates)."""
+
+    R_link: np.ndarray
+    p_link: np.ndarray
+    R_body: np.ndarray
+    R_end: np.ndarray  # tip orientation before Rx(α): the payload's axes
+    R_tip: np.ndarray
+    p_tip: np.ndarray
+    z_joint: np.ndarray  # axis of this link's joint (z of the previous tip frame)
+    Jv_link: np.ndarray | None = None
+    Jw_link: np.ndarray | None = None
+    Jw_before: np.ndarray | None = None  # angular velocity Jacobian of the previous tip frame
+    Jv_tip: np.ndarray | None = None
+    Jw_tip: np.ndarray | None = None
+
+
+class ChainKinematics:
+    """Frames of every link of ``arm`` for generalized coordinates q.
+
+    Parameters
+    ----------
+    arm : Arm
+    tip_maps : dict
+        0-based link index → :class:`TipMap` for each flexible link; links
+        missing here are treated as undeformed (``δ = 0``).
+    n_dof : int
+        Length of q (joint coordinates first).
+    """
+
+    def __init__(self, arm: Arm, tip_maps: dict[int, TipMap], n_dof: int) -> None:
+        self.arm = arm
+        self.tip_maps = tip_maps
+        self.n_dof = n_dof
+
+    def frames(self, q: np.ndarray, jacobians: bool = True) -> list[LinkFrames]:
+        """Frames of links 1..n (list index i ↔ link i+1) at ``q`` (real or complex)."""
+        dtype = np.result_type(q, float)
+        n = self.n_dof
+        R = np.eye(3, dtype=dtype)
+        p = np.zeros(3, dtype=dtype)
+        Jv = np.zeros((3, n), dtype=dtype) if jacobians else None
+        Jw = np.zeros((3, n), dtype=dtype) if jacobians else None
+        out = []
+        for i, (joint, link) in enumerate(zip(self.arm.joints, self.arm.links)):
+            z = R[:, 2]
+            if joint.kind == "revolute":
+                theta, d = q[i] + joint.theta_offset, joint.d + 0 * q[i]
+            else:
+                theta, d = joint.theta_offset + 0 * q[i], q[i] + joint.d
+            R_link = R @ rot_z(theta)
+            p_link = p + z * d
+            if jacobians:
+                Jw_link = Jw.copy()
+                Jv_link = Jv - skew(p_link - p) @ Jw
+                if joint.kind == "revolute":
+                    Jw_link[:, i] += z
+                else:
+                    Jv_link[:, i] += z
+            beam = np.eye(3) if joint.kind == "revolute" else PRISMATIC_BEAM
+            R_body = R_link @ beam
+            tip = self.tip_maps.get(i) if link.is_flexible else None
+            if tip is None:
+                # Rigid link (or undeformed flexible one): a fixed offset.
+                offset_local = (
+                    np.array([joint.a, 0.0, 0.0])
+                    if not link.is_flexible
+                    else beam @ np.array([link.length, 0.0, 0.0])
+                )
+                offset = R_link @ offset_local
+                R_end = R_link
+                if jacobians:
+                    Jw_tip = Jw_link.copy()
+                    Jv_tip = Jv_link - skew(offset) @ Jw_link
+            else:
+                delta = q[tip.columns]
+                theta_tip = tip.rotation @ delta
+                u_local = np.array([link.length, 0.0, 0.0]) + tip.translation @ delta
+                offset = R_body @ u_local
+                R_end = R_body @ exp_so3(theta_tip) @ beam.T
+                if jacobians:
+                    Jw_tip = Jw_link.copy()
+                    Jw_tip[:, tip.columns] += R_body @ (left_jacobian(theta_tip) @ tip.rotation)
+                    Jv_tip = Jv_link - skew(offset) @ Jw_link
+                    Jv_tip[:, tip.columns] += R_body @ tip.translation
+            R_tip = R_end @ rot_x(joint.alpha + 0 * q[i])
+            p_tip = p_link + offset
+            frames = LinkFrames(R_link, p_link, R_body, R_end, R_tip, p_tip, z)
+            if jacobians:
+                frames.Jv_link, frames.Jw_link, frames.Jw_before = Jv_link, Jw_link, Jw
+                frames.Jv_tip, frames.Jw_tip = Jv_tip, Jw_tip
+                Jv, Jw = Jv_tip, Jw_tip
+            out.append(frames)
+            R, p = R_tip, p_tip
+        return out

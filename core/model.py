@@ -1,0 +1,310 @@
+"""The ``Model`` interface every backend implements (SPEC §4).
+
+Equations of motion, in generalized coordinates q = (q_r, q_f) — joint
+variables first, then the flexible coordinates link by link::
+
+    M(q) q̈ + C(q, q̇) q̇ + D q̇ + K q + G(q) = B(q) (τ + τ_c(Bᵀq̇))
+
+with τ the joint torques/forces and τ_c the Coulomb joint friction acting on
+the actuated rates Bᵀq̇ (viscous joint friction is part of D).
+
+Contract for subclasses — implement the primitives:
+
+``coordinates``, ``n_joints``
+    layout (names, numbered from 1 as users see them);
+``mass_matrix``, ``mass_matrix_derivatives``, ``stiffness_matrix``,
+``damping_matrix``, ``gravity_forces``, ``input_matrix``,
+``friction_forces``, ``potential_energy``, ``point_position``, ``tip_position``.
+
+Everything else — C from the Christoffel symbols, forward and inverse dynamics,
+energies, linearization and natural frequencies — is implemented here once, on
+top of the primitives, so both backends share it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from abc import ABC, abstractmethod
+from typing import Literal
+
+import numpy as np
+import scipy.linalg
+
+#: Forward-dynamics solvers by name; a solver is ``f(model, q, qd, rhs) -> qdd``.
+SOLVERS: dict = {}
+
+
+def _composite(model: Model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Build M(q) and solve with its Cholesky factor, O(N³)."""
+    factor = scipy.linalg.cho_factor(model.mass_matrix(q))
+    return scipy.linalg.cho_solve(factor, rhs)
+
+
+SOLVERS["composite"] = _composite
+
+#: Relative size below which a free-joint eigenvalue counts as a rigid-body mode.
+RIGID_MODE_TOLERANCE = 1e-9
+#: Relative step of the central differences used by ``linearize`` at q̇ ≠ 0.
+LINEARIZE_STEP = 1e-6
+
+
+class Model(ABC):
+    """A discretized flexible arm (abstract); see the module docstring for the contract."""
+
+    # -- layout --------------------------------------------------------------
+    @property
+    @abstractmethod
+    def coordinates(self) -> tuple[str, ...]:
+        """Names of the generalized coordinates, joints first (``theta1``, ``d3``, ``w2_1``…)."""
+
+    @property
+    @abstractmethod
+    def n_joints(self) -> int:
+        """Number of joints (= number of inputs)."""
+
+    @property
+    def n_dof(self) -> int:
+        """Number of generalized coordinates."""
+        return len(self.coordinates)
+
+    @property
+    def joints(self) -> slice:
+        """Slice of q holding the joint variables."""
+        return slice(0, self.n_joints)
+
+    @property
+    def flex(self) -> slice:
+        """Slice of q holding the flexible coordinates."""
+        return slice(self.n_joints, self.n_dof)
+
+    # -- primitives ----------------------------------------------------------
+    @abstractmethod
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M(q), shape (n_dof, n_dof), symmetric positive definite."""
+
+    @abstractmethod
+    def mass_matrix_derivatives(self, q: np.ndarray) -> np.ndarray:
+        """∂M/∂q_k stacked, shape (n_dof, n_dof, n_dof); ``out[k] = ∂M/∂q_k``."""
+
+    @abstractmethod
+    def stiffness_matrix(self, q: np.ndarray) -> np.ndarray:
+        """K(q) of the elastic potential ½ q_fᵀ K q_f, shape (n_dof, n_dof)."""
+
+    @abstractmethod
+    def damping_matrix(self, q: np.ndarray) -> np.ndarray:
+        """D(q): structural damping and viscous joint friction, shape (n_dof, n_dof)."""
+
+    @abstractmethod
+    def gravity_forces(self, q: np.ndarray) -> np.ndarray:
+        """G(q) = ∂V_gravity/∂q, shape (n_dof,)."""
+
+    @abstractmethod
+    def input_matrix(self, q: np.ndarray) -> np.ndarray:
+        """B(q), shape (n_dof, n_joints): joint rows identity, flexible rows φ'(0) (pinned frames)."""
+
+    @abstractmethod
+    def friction_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Coulomb joint friction τ_c on the actuated rates Bᵀq̇, shape (n_joints,)."""
+
+    @abstractmethod
+    def potential_energy(self, q: np.ndarray) -> float:
+        """V(q) = elastic + gravitational potential energy [J]."""
+
+    @abstractmethod
+    def point_position(self, link: int, s: float, q: np.ndarray) -> np.ndarray:
+        """Base-frame position [m] of the point at s [m] along link ``link`` (numbered from 1)."""
+
+    @abstractmethod
+    def tip_position(self, q: np.ndarray) -> np.ndarray:
+        """Base-frame position [m] of the tip of the last link."""
+
+    # -- shared dynamics ----------------------------------------------------
+    def _state(self, q, qd=None) -> tuple[np.ndarray, np.ndarray]:
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.n_dof,):
+            raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        qd = np.zeros(self.n_dof) if qd is None else np.asarray(qd, dtype=float)
+        if qd.shape != (self.n_dof,):
+            raise ValueError(f"qd must have shape ({self.n_dof},), got {qd.shape}")
+        return q, qd
+
+    def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """C(q, q̇) from the Christoffel symbols of M, shape (n_dof, n_dof).
+
+        C_ij = Σ_k ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i) q̇_k, so that
+        Ṁ − 2C = P − Pᵀ with P_ij = Σ_k ∂M_jk/∂q_i q̇_k is skew-symmetric.
+        """
+        q, qd = self._state(q, qd)
+        dM = self.mass_matrix_derivatives(q)
+        M_dot = np.tensordot(qd, dM, axes=1)  # Σ_k q̇_k ∂M/∂q_k
+        P = dM @ qd  # P[i, j] = Σ_k ∂M_jk/∂q_i q̇_k
+        return 0.5 * (M_dot + P.T - P)
+
+    def _rhs(self, q, qd, tau) -> np.ndarray:
+        """B(τ + τ_c) − C q̇ − D q̇ − K q − G."""
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.n_joints,):
+            raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
+        B = self.input_matrix(q)
+        return (
+            B @ (tau + self.friction_forces(q, qd))
+            - self.coriolis_matrix(q, qd) @ qd
+            - self.damping_matrix(q) @ qd
+            - self.stiffness_matrix(q) @ q
+            - self.gravity_forces(q)
+        )
+
+    def forward_dynamics(self, q, qd, tau, solver: str = "composite") -> np.ndarray:
+        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`."""
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
+        q, qd = self._state(q, qd)
+        return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau))
+
+    def generalized_forces(self, q, qd, qdd) -> np.ndarray:
+        """Q = M q̈ + C q̇ + D q̇ + K q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
+        q, qd = self._state(q, qd)
+        qdd = np.asarray(qdd, dtype=float)
+        return (
+            self.mass_matrix(q) @ qdd
+            + self.coriolis_matrix(q, qd) @ qd
+            + self.damping_matrix(q) @ qd
+            + self.stiffness_matrix(q) @ q
+            + self.gravity_forces(q)
+            - self.input_matrix(q) @ self.friction_forces(q, qd)
+        )
+
+    def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
+        """Joint inputs τ that produce q̈, shape (n_joints,).
+
+        Solves B τ = Q (:meth:`generalized_forces`) in the least-squares sense.
+        The flexible coordinates are not actuated, so an arbitrary q̈ is not
+        reachable; if the residual exceeds 1e-8 of ‖Q‖ this raises ValueError
+        (use :meth:`generalized_forces` for the full force vector).
+        """
+        Q = self.generalized_forces(q, qd, qdd)
+        B = self.input_matrix(np.asarray(q, dtype=float))
+        tau, *_ = np.linalg.lstsq(B, Q, rcond=None)
+        residual = np.linalg.norm(B @ tau - Q)
+        if residual > 1e-8 * max(np.linalg.norm(Q), 1e-300):
+            raise ValueError(
+                f"qdd is not reachable with joint inputs (unactuated residual {residual:.3g}); "
+                "use generalized_forces() for the full force vector"
+            )
+        return tau
+
+    def kinetic_energy(self, q, qd) -> float:
+        """T = ½ q̇ᵀ M q̇ [J]."""
+        q, qd = self._state(q, qd)
+        return float(0.5 * qd @ self.mass_matrix(q) @ qd)
+
+    def gravity_stiffness(self, q: np.ndarray) -> np.ndarray:
+        """∂G/∂q, the Hessian of the gravitational potential, shape (n_dof, n_dof)."""
+        return _complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
+
+    # -- linear analyses ----------------------------------------------------
+    def linearize(self, q0, qd0=None, tau0=None) -> tuple[np.ndarray, np.ndarray]:
+        """State-space matrices of ẋ = f(x, τ) about (q0, q̇0, τ0), x = (q, q̇).
+
+        Returns
+        -------
+        A : ndarray, shape (2 n_dof, 2 n_dof)
+        B : ndarray, shape (2 n_dof, n_joints)
+
+        At rest (q̇0 = 0) the result is exact: A = [[0, 1], [−M⁻¹(K + ∂G/∂q +
+        Σ_k ∂M/∂q_k q̈0 e_kᵀ), −M⁻¹D]] (C q̇ is quadratic in q̇). At q̇0 ≠ 0 it
+        uses central differences of the exact dynamics (relative step
+        :data:`LINEARIZE_STEP`). Coulomb friction is not differentiable at rest
+        and is left out of both.
+        """
+        q0, qd0 = self._state(q0, qd0)
+        tau0 = np.zeros(self.n_joints) if tau0 is None else np.asarray(tau0, dtype=float)
+        n = self.n_dof
+        M = self.mass_matrix(q0)
+        B = self.input_matrix(q0)
+        A = np.zeros((2 * n, 2 * n))
+        A[:n, n:] = np.eye(n)
+        if not np.any(qd0):
+            qdd0 = self._smooth_dynamics(q0, qd0, tau0)
+            dM = self.mass_matrix_derivatives(q0)
+            stiffness = (
+                self.stiffness_matrix(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
+            )
+            A[n:, :n] = -np.linalg.solve(M, stiffness)
+            A[n:, n:] = -np.linalg.solve(M, self.damping_matrix(q0))
+        else:
+            x0 = np.concatenate([q0, qd0])
+            for k in range(2 * n):
+                h = LINEARIZE_STEP * max(1.0, abs(x0[k]))
+                xp, xm = x0.copy(), x0.copy()
+                xp[k] += h
+                xm[k] -= h
+                diff = self._smooth_dynamics(xp[:n], xp[n:], tau0) - self._smooth_dynamics(
+                    xm[:n], xm[n:], tau0
+                )
+                A[n:, k] = diff / (2 * h)
+        B_ss = np.zeros((2 * n, self.n_joints))
+        B_ss[n:] = np.linalg.solve(M, B)
+        return A, B_ss
+
+    def _smooth_dynamics(self, q, qd, tau) -> np.ndarray:
+        """Forward dynamics without Coulomb friction."""
+        rhs = (
+            self.input_matrix(q) @ tau
+            - self.coriolis_matrix(q, qd) @ qd
+            - self.damping_matrix(q) @ qd
+            - self.stiffness_matrix(q) @ q
+            - self.gravity_forces(q)
+        )
+        return np.linalg.solve(self.mass_matrix(q), rhs)
+
+    def natural_frequencies(
+        self, q=None, joints: Literal["locked", "free"] = "locked"
+    ) -> np.ndarray:
+        """Undamped natural frequencies [rad/s] about configuration q, ascending.
+
+        ``"locked"``: the actuated coordinates Bᵀq are held (the motors hold
+        the hubs; for clamped frames this is q_r fixed). ``"free"``: no joint
+        constraint; rigid-body modes are reported as 0. The stiffness is
+        K + ∂G/∂q; an unstable direction (negative eigenvalue) is returned as
+        −√|λ| with a warning.
+        """
+        if joints not in ("locked", "free"):
+            raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
+        q = np.zeros(self.n_dof) if q is None else np.asarray(q, dtype=float)
+        q, _ = self._state(q)
+        M = self.mass_matrix(q)
+        K = self.stiffness_matrix(q) + self.gravity_stiffness(q)
+        K = 0.5 * (K + K.T)
+        if joints == "locked":
+            B = self.input_matrix(q)
+            # Null space of Bᵀ = [I, B_fᵀ]: z_r = −B_fᵀ z_f.
+            Z = np.vstack([-B[self.flex].T, np.eye(self.n_dof - self.n_joints)])
+            M, K = Z.T @ M @ Z, Z.T @ K @ Z
+        if M.shape[0] == 0:
+            return np.zeros(0)
+        eigenvalues = scipy.linalg.eigh(K, M, eigvals_only=True)
+        scale = max(np.max(np.abs(eigenvalues)), 1e-300)
+        eigenvalues[np.abs(eigenvalues) < RIGID_MODE_TOLERANCE * scale] = 0.0
+        if np.any(eigenvalues < 0):
+            warnings.warn(
+                f"configuration is not stable: {int(np.sum(eigenvalues < 0))} negative stiffness "
+                "eigenvalue(s), reported as negative frequencies",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return np.sign(eigenvalues) * np.sqrt(np.abs(eigenvalues))
+
+
+#: Step of the complex-step derivative; any tiny value gives round-off accuracy.
+COMPLEX_STEP = 1e-30
+
+
+def _complex_step_jacobian(function, x: np.ndarray) -> np.ndarray:
+    """∂f/∂x by the complex step; ``f`` must be complex-analytic. out[:, k] = ∂f/∂x_k."""
+    columns = []
+    for k in range(x.size):
+        shifted = x.astype(complex)
+        shifted[k] += 1j * COMPLEX_STEP
+        columns.append(np.imag(function(shifted)) / COMPLEX_STEP)
+    return np.array(columns).T
