@@ -266,8 +266,10 @@ class ChainModel(Model):
 
     def _mass_derivatives_from_bytes(self, key: bytes) -> np.ndarray:
         q = np.frombuffer(key, dtype=float)
-        out = np.empty((self.n_dof, self.n_dof, self.n_dof))
-        for k in range(self.n_dof):
+        out = np.zeros((self.n_dof, self.n_dof, self.n_dof))
+        # M does not depend on the first joint variable: moving the whole chain
+        # about (or along) the fixed base axis changes no relative velocity.
+        for k in range(1, self.n_dof):
             shifted = q.astype(complex)
             shifted[k] += 1j * COMPLEX_STEP
             out[k] = np.imag(self.mass_matrix(shifted)) / COMPLEX_STEP

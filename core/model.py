@@ -179,14 +179,18 @@ class Model(ABC):
 
         Solves B τ = Q (:meth:`generalized_forces`) in the least-squares sense.
         The flexible coordinates are not actuated, so an arbitrary q̈ is not
-        reachable; if the residual exceeds 1e-8 of ‖Q‖ this raises ValueError
-        (use :meth:`generalized_forces` for the full force vector).
+        reachable; if the residual exceeds 1e-8 of the size of the terms of Q
+        (‖M q̈‖ + ‖Q‖ + ‖M‖), this raises ValueError (use
+        :meth:`generalized_forces` for the full force vector).
         """
         Q = self.generalized_forces(q, qd, qdd)
-        B = self.input_matrix(np.asarray(q, dtype=float))
+        q = np.asarray(q, dtype=float)
+        B = self.input_matrix(q)
         tau, *_ = np.linalg.lstsq(B, Q, rcond=None)
         residual = np.linalg.norm(B @ tau - Q)
-        if residual > 1e-8 * max(np.linalg.norm(Q), 1e-300):
+        M = self.mass_matrix(q)
+        scale = np.linalg.norm(M @ np.asarray(qdd, dtype=float)) + np.linalg.norm(Q) + np.linalg.norm(M)
+        if residual > 1e-8 * scale:
             raise ValueError(
                 f"qdd is not reachable with joint inputs (unactuated residual {residual:.3g}); "
                 "use generalized_forces() for the full force vector"

@@ -112,6 +112,12 @@ def _check_eta(eta: Any) -> np.ndarray:
     return np.clip(points, 0.0, 1.0)
 
 
+def _gram_matrix(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Σ_q w_q f_i(x_q) f_j(x_q), symmetric to the last bit."""
+    gram = (values * weights) @ values.T
+    return 0.5 * (gram + gram.T)
+
+
 class ShapeFamily(ABC):
     """A family of beam mode shapes; see the module docstring for the contract."""
 
@@ -238,9 +244,9 @@ class ShapeFamily(ABC):
             end_slopes = self.evaluate(ends, n, 1)
             result = ModalIntegrals(
                 betas=betas.copy(),
-                mass=(phi * weights) @ phi.T,
-                stiffness=(curvature * weights) @ curvature.T,
-                slope_products=(slope * weights) @ slope.T,
+                mass=_gram_matrix(phi, weights),
+                stiffness=_gram_matrix(curvature, weights),
+                slope_products=_gram_matrix(slope, weights),
                 mean=phi @ weights,
                 first_moment=phi @ (weights * nodes),
                 tip_value=end_values[:, 1].copy(),
@@ -265,7 +271,7 @@ class ShapeFamily(ABC):
         nodes, weights = gauss_rule(betas[-1])
         slope = self.evaluate(nodes, n, 1)
         w = np.broadcast_to(np.asarray(weight(nodes), dtype=float), nodes.shape)
-        return (slope * (weights * w)) @ slope.T
+        return _gram_matrix(slope, weights * w)
 
     def inner_product_matrix(self, n: int) -> np.ndarray:
         """⟨φ_i, φ_j⟩ including the tip terms, shape (n, n); the identity by construction."""
