@@ -42,7 +42,8 @@ def _composite(model: Model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> 
 
 SOLVERS["composite"] = _composite
 
-#: Relative size below which a free-joint eigenvalue counts as a rigid-body mode.
+#: Free joints without gravity: rigid-body eigenvalues above this fraction of
+#: the largest eigenvalue are reported (they should be round-off).
 RIGID_MODE_TOLERANCE = 1e-9
 #: Relative step of the central differences used by ``linearize`` at q̇ ≠ 0.
 LINEARIZE_STEP = 1e-6
@@ -269,7 +270,8 @@ class Model(ABC):
 
         ``"locked"``: the actuated coordinates Bᵀq are held (the motors hold
         the hubs; for clamped frames this is q_r fixed). ``"free"``: no joint
-        constraint; rigid-body modes are reported as 0. The stiffness is
+        constraint; without gravity its n_joints rigid-body modes are reported
+        as 0. The stiffness is
         K + ∂G/∂q; an unstable direction (negative eigenvalue) is returned as
         −√|λ| with a warning.
         """
@@ -278,7 +280,8 @@ class Model(ABC):
         q = np.zeros(self.n_dof) if q is None else np.asarray(q, dtype=float)
         q, _ = self._state(q)
         M = self.mass_matrix(q)
-        K = self.stiffness_matrix(q) + self.gravity_stiffness(q)
+        gravity = self.gravity_stiffness(q)
+        K = self.stiffness_matrix(q) + gravity
         K = 0.5 * (K + K.T)
         if joints == "locked":
             B = self.input_matrix(q)
@@ -288,8 +291,17 @@ class Model(ABC):
         if M.shape[0] == 0:
             return np.zeros(0)
         eigenvalues = scipy.linalg.eigh(K, M, eigvals_only=True)
-        scale = max(np.max(np.abs(eigenvalues)), 1e-300)
-        eigenvalues[np.abs(eigenvalues) < RIGID_MODE_TOLERANCE * scale] = 0.0
+        if joints == "free" and not np.any(gravity):
+            # Without gravity the joints carry no stiffness: exactly n_joints
+            # rigid-body modes, whose computed eigenvalues are round-off of size
+            # ε·λ_max (so no magnitude threshold could tell them apart from a
+            # soft elastic mode on a fine mesh).
+            rigid = eigenvalues[: self.n_joints]
+            if np.max(np.abs(rigid)) > RIGID_MODE_TOLERANCE * max(np.max(np.abs(eigenvalues)), 1e-300):
+                warnings.warn(
+                    f"rigid-body eigenvalues {rigid} are larger than round-off", RuntimeWarning, stacklevel=2
+                )
+            eigenvalues[: self.n_joints] = 0.0
         if np.any(eigenvalues < 0):
             warnings.warn(
                 f"configuration is not stable: {int(np.sum(eigenvalues < 0))} negative stiffness "

@@ -1,6 +1,20 @@
-"""Beam finite-element backend (filled by the FEM issue).
-
-Euler–Bernoulli Hermite elements, meshes, assembly and boundary conditions,
-supplying element basis data to the shared engine in :mod:`core`. Nothing is
-implemented here yet.
+"""Beam finite-element backend: Euler–Bernoulli Hermite elements, meshes,
+assembly and boundary conditions, supplying element basis data to the shared
+engine in :mod:`core`; and a standalone sparse beam eigen-solver.
 """
+
+from fem.assembly import element_basis
+from fem.eigen import beam_frequencies
+from fem.element import element_matrices, hermite
+from fem.mesh import graded_mesh, uniform_mesh
+from fem.model import FiniteElementModel
+
+__all__ = [
+    "FiniteElementModel",
+    "beam_frequencies",
+    "element_basis",
+    "element_matrices",
+    "graded_mesh",
+    "hermite",
+    "uniform_mesh",
+]

@@ -116,3 +116,24 @@ def states(draw, model, flex_scale: float = 0.05):
             q[i] = rng.uniform(-0.5, 0.5)
     qd = rng.standard_normal(model.n_dof)
     return q, qd
+
+
+@st.composite
+def fem_models(draw, max_links: int = 4, max_elements: int = 3):
+    from fem import FiniteElementModel
+
+    arm = draw(arms(max_links))
+    counts, frames = {}, {}
+    for number in arm.flexible_links:
+        link = arm.links[number - 1]
+        joint = arm.joints[number - 1]
+        two_planes = link.EI_out is not None and not arm.is_planar
+        options = ["clamped"] if two_planes or joint.kind != "revolute" else ["clamped", "pinned"]
+        counts[number] = draw(st.integers(1, max_elements))
+        frames[number] = draw(st.sampled_from(options))
+    return FiniteElementModel(arm, elements=counts, frame=frames)
+
+
+def models(backend: str, **kwargs):
+    """Random models of either backend."""
+    return amm_models(**kwargs) if backend == "amm" else fem_models(**{k.replace("max_modes", "max_elements"): v for k, v in kwargs.items()})

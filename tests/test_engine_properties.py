@@ -1,4 +1,4 @@
-"""Hypothesis property suite of the engine (AMM backend) over random arms and states."""
+"""Hypothesis property suite of the engine, for both backends, over random arms and states."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amm import AssumedModesModel
-from tests.strategies import amm_models, states
+import pytest
+
+from tests.strategies import models, states
+
+BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
 
 
 def mass_rate_by_differences(model, q, qd, h=1e-6):
@@ -15,20 +19,22 @@ def mass_rate_by_differences(model, q, qd, h=1e-6):
     return (model.mass_matrix(q + h * qd) - model.mass_matrix(q - h * qd)) / (2 * h)
 
 
+@BACKENDS
 @given(data=st.data())
 @settings(max_examples=40)
-def test_mass_matrix_is_symmetric_positive_definite(data):
-    model = data.draw(amm_models())
+def test_mass_matrix_is_symmetric_positive_definite(backend, data):
+    model = data.draw(models(backend))
     q, _ = data.draw(states(model))
     M = model.mass_matrix(q)
     assert np.max(np.abs(M - M.T)) <= 1e-13 * np.max(np.abs(M))
     assert np.linalg.eigvalsh(M)[0] > 0
 
 
+@BACKENDS
 @given(data=st.data())
 @settings(max_examples=40)
-def test_stiffness_is_symmetric_positive_semidefinite(data):
-    model = data.draw(amm_models())
+def test_stiffness_is_symmetric_positive_semidefinite(backend, data):
+    model = data.draw(models(backend))
     K = model.stiffness_matrix(np.zeros(model.n_dof))
     assert np.array_equal(K, K.T)
     eigenvalues = np.linalg.eigvalsh(K)
@@ -37,15 +43,16 @@ def test_stiffness_is_symmetric_positive_semidefinite(data):
     assert not np.any(K[model.joints]) and not np.any(K[:, model.joints])
 
 
+@BACKENDS
 @given(data=st.data())
 @settings(max_examples=40)
-def test_mass_rate_minus_twice_coriolis_is_skew(data):
+def test_mass_rate_minus_twice_coriolis_is_skew(backend, data):
     """Ṁ − 2C skew-symmetric; Ṁ from central differences of M, C from the model.
 
     Tolerance: the O(h²) truncation and O(ε/h) round-off of the central
     difference with h = 1e-6, i.e. ~1e-8 of ‖M‖‖q̇‖.
     """
-    model = data.draw(amm_models())
+    model = data.draw(models(backend))
     q, qd = data.draw(states(model))
     S = mass_rate_by_differences(model, q, qd) - 2 * model.coriolis_matrix(q, qd)
     scale = np.max(np.abs(model.mass_matrix(q))) * np.max(np.abs(qd))
@@ -59,7 +66,7 @@ def test_mass_rate_minus_twice_coriolis_is_skew(data):
 @settings(max_examples=25)
 def test_fewer_modes_give_the_leading_block(data, extra):
     """M, K of the n-mode model are the corresponding sub-blocks of the (n+k)-mode model."""
-    model = data.draw(amm_models(max_modes=2))
+    model = data.draw(models("amm", max_modes=2))
     bigger = AssumedModesModel(
         model.arm,
         shapes={k: (name, count + extra, params) for k, (name, count, params) in model.choices.items()},
@@ -74,18 +81,15 @@ def test_fewer_modes_give_the_leading_block(data, extra):
     np.testing.assert_allclose(K_big[np.ix_(index, index)], K, rtol=0, atol=1e-12 * np.max(np.abs(K)))
 
 
+@BACKENDS
 @given(data=st.data())
 @settings(max_examples=30)
-def test_linearized_frequencies_are_real_and_non_negative(data):
+def test_linearized_frequencies_are_real_and_non_negative(backend, data):
     """Without gravity, at rest and undeformed (an equilibrium for any joint angles):
     natural frequencies ≥ 0 and the linearization's eigenvalues are ±iω."""
-    model = data.draw(amm_models(max_links=3))
+    model = data.draw(models(backend, max_links=3))
     if np.any(model.arm.gravity):
-        model = AssumedModesModel(
-            type(model.arm)(model.arm.joints, model.arm.links, model.arm.payload, (0.0, 0.0, 0.0),
-                            model.arm.is_planar, model.arm.tip_rotation),
-            shapes={k: c for k, c in model.choices.items()},
-        )
+        model = rebuild_without_gravity(model)
     q, _ = data.draw(states(model))
     q[model.flex] = 0.0
     for joints in ("locked", "free"):
@@ -95,3 +99,13 @@ def test_linearized_frequencies_are_real_and_non_negative(data):
     eigenvalues = np.linalg.eigvals(A)
     scale = max(np.max(np.abs(eigenvalues)), 1.0)
     assert np.max(np.abs(eigenvalues.real)) <= 1e-6 * scale
+
+
+def rebuild_without_gravity(model):
+    from fem import FiniteElementModel
+
+    arm = model.arm
+    arm = type(arm)(arm.joints, arm.links, arm.payload, (0.0, 0.0, 0.0), arm.is_planar, arm.tip_rotation)
+    if isinstance(model, FiniteElementModel):
+        return FiniteElementModel(arm, elements=model.elements, frame=model.frames)
+    return AssumedModesModel(arm, shapes=dict(model.choices))
