@@ -50,13 +50,13 @@ inertia tensors of the payloads attached to the link.
   ``length`` at the tip, so ``length`` must equal ``a_i``. In-plane bending
   (stiffness ``EI``) deflects the beam along y of L_i, rotating about z (the
   joint axis); out-of-plane bending (``EI_out``) deflects it along z.
-* A flexible link on a **prismatic** joint is a beam sliding through the joint
-  along the joint axis z_{i-1}. ``length`` is the whole beam; the joint
-  variable d_i = q_i + d is the length outside the joint, clamped at the joint
-  and ending at the origin of L_i, so ``a_i`` must be 0. The material
-  coordinate s runs from 0 at the rear end of the beam to ``length`` at the
-  tip. In-plane bending (``EI``) deflects the beam along x of L_i, out-of-plane
-  bending (``EI_out``) along y.
+* A flexible link on a **prismatic** joint is a beam of fixed length clamped
+  to the joint's carriage (the origin of L_i) and running along the joint
+  axis z_{i-1}, so ``a_i`` must be 0; s runs from 0 at the carriage to
+  ``length`` at the tip, which carries the next joint. In-plane bending
+  (``EI``) deflects it along x of L_i, out-of-plane bending (``EI_out``)
+  along y. (The translating beam of SPEC §4, sliding through a hub so that
+  its free length is the joint variable, is a separate, later model.)
 * The frame of joint i + 1 is carried by the deformed tip of link i
   (translated by the tip deflection, rotated by the tip slope or by the chord
   angle, see ``Arm.tip_rotation``); that is the dynamics engine's business.

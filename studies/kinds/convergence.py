@@ -1,0 +1,69 @@
+"""``convergence``: frequencies swept over modes / elements, errors and fitted rates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import ConfigDict, PositiveInt
+
+from studies.kinds.base import StudyKind
+from studies.kinds.frequencies import FrequencyAnalysis, add_references, frequency_rows
+from studies.plots import convergence_plot
+
+#: Errors below this are round-off, not discretization error, and are left out of fits.
+FIT_FLOOR = 1e-12
+
+
+class ConvergenceAnalysis(FrequencyAnalysis):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    n_frequencies: PositiveInt = 3
+
+
+def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
+    """Slope p of log|error| = c − p log(size) per (backend, shape, mode).
+
+    Points at the round-off floor (|error| < 1e-12) and the reference case
+    itself (error exactly 0) are left out; fewer than 3 points give NaN.
+    """
+    rows = []
+    for (backend, shape, mode), group in results.groupby(["backend", "shape", "mode"], sort=True):
+        size = group["modes"] if backend == "amm" else group["elements"]
+        error = group["rel_error"].abs()
+        keep = error > FIT_FLOOR
+        rate = np.nan
+        if keep.sum() >= 3:
+            rate = -np.polyfit(np.log(size[keep].to_numpy(float)), np.log(error[keep].to_numpy()), 1)[0]
+        rows.append({"backend": backend, "shape": shape, "mode": mode, "points": int(keep.sum()), "rate": rate})
+    return pd.DataFrame(rows)
+
+
+class Convergence(StudyKind):
+    name = "convergence"
+    analysis_schema = ConvergenceAnalysis
+
+    def run_case(self, arm, case, analysis):
+        return frequency_rows(arm, case, analysis)
+
+    def finalize(self, results, arm, analysis):
+        return add_references(results, arm, analysis)
+
+    def tables(self, results, analysis):
+        wide = results.pivot_table(
+            index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_error"
+        )
+        wide.columns = [f"rel_error_{k}" for k in wide.columns]
+        return {"relative errors": wide.reset_index(), "fitted convergence rates": fitted_rates(results)}
+
+    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+        rates = fitted_rates(results)
+        text = [
+            f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "
+            "rel_error = (ω − reference)/reference; rates are fitted slopes of log|rel_error| "
+            f"against log(modes or elements), points below {FIT_FLOOR:g} excluded."
+        ]
+        if plots:
+            names = convergence_plot(results, rates, folder)
+            text.append(f"![convergence]({names[0]}) ([PDF]({names[1]}))")
+        return text

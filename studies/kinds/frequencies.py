@@ -1,0 +1,93 @@
+"""``frequencies``: natural frequencies at a configuration for every case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, PositiveInt
+
+from core.arm import Arm
+from studies.kinds.base import StudyKind
+from studies.models import build_model, discretization_label
+from studies.references import exact_locked_frequencies
+
+
+class FrequencyAnalysis(BaseModel):
+    """``[analysis]`` of the frequencies and convergence kinds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    configuration: list[float] | None = None  # joint variables [rad, m]; default all zero
+    joints: Literal["locked", "free"] = "locked"
+    n_frequencies: PositiveInt = 5
+
+
+def joint_configuration(arm: Arm, analysis: FrequencyAnalysis) -> np.ndarray:
+    values = np.zeros(arm.n_joints) if analysis.configuration is None else np.array(analysis.configuration)
+    if values.shape != (arm.n_joints,):
+        raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {values.size}")
+    return values
+
+
+def frequency_rows(arm: Arm, case: dict[str, Any], analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
+    joints = joint_configuration(arm, analysis)
+    model = build_model(arm, case, reference=joints)
+    q = np.zeros(model.n_dof)
+    q[: arm.n_joints] = joints
+    omega = model.natural_frequencies(q, analysis.joints)
+    rows = []
+    for k, w in enumerate(omega[: analysis.n_frequencies], start=1):
+        rows.append(
+            {**sweep_columns(case), "n_dof": model.n_dof, "mode": k, "omega": float(w), "hz": float(w / (2 * np.pi))}
+        )
+    return rows
+
+
+def sweep_columns(case: dict[str, Any]) -> dict[str, Any]:
+    return {key: case[key] for key in ("case", "backend", "shape", "modes", "elements")}
+
+
+def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
+    """Columns ``reference``, ``reference_source`` and ``rel_error`` = (ω − ref)/ref.
+
+    The exact reference where one exists (:mod:`studies.references`, locked
+    joints only); otherwise the case with the most coordinates (ties: FEM over
+    AMM, then the later case), labelled as such.
+    """
+    results = results.copy()
+    exact = exact_locked_frequencies(arm, int(results["mode"].max())) if analysis.joints == "locked" else None
+    if exact is not None:
+        values, source = exact
+        results["reference"] = values[results["mode"].to_numpy() - 1]
+        results["reference_source"] = source
+    else:
+        order = results.drop_duplicates("case").sort_values(["n_dof", "backend", "case"])
+        finest = order.iloc[-1]
+        reference = results[results["case"] == finest["case"]].set_index("mode")["omega"]
+        label = discretization_label(finest.to_dict())
+        results["reference"] = results["mode"].map(reference)
+        results["reference_source"] = f"finest: {label}"
+    results["rel_error"] = (results["omega"] - results["reference"]) / results["reference"]
+    return results
+
+
+class Frequencies(StudyKind):
+    name = "frequencies"
+    analysis_schema = FrequencyAnalysis
+
+    def run_case(self, arm, case, analysis):
+        return frequency_rows(arm, case, analysis)
+
+    def finalize(self, results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
+        return add_references(results, arm, analysis)
+
+    def tables(self, results, analysis):
+        wide = results.pivot_table(index=["backend", "shape", "modes", "elements"], columns="mode", values="omega")
+        wide.columns = [f"omega_{k}" for k in wide.columns]
+        return {"frequencies [rad/s]": wide.reset_index()}
+
+    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+        source = results["reference_source"].iloc[0]
+        return [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]

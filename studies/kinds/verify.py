@@ -1,0 +1,160 @@
+"""``verify``: randomized property checks of the user's own models.
+
+For every case, over ``samples`` random states (joint variables uniform in
+±π or ±0.5 m, deflections of size ``flex_scale``, rates and inputs standard
+normal; seeded, so reruns are identical):
+
+================ ============================================== =====================
+check            worst value reported                           passes when
+================ ============================================== =====================
+symmetry         max|M − Mᵀ| / max|M|                            ≤ tolerance
+definiteness     λ_min(M) / λ_max(M)                             > 0
+skew             max|(Ṁ − 2C) + (Ṁ − 2C)ᵀ| / (max|M| max|q̇|)     ≤ fd_tolerance
+power            |d(T+V)/dt − q̇ᵀB(τ+τ_c) + q̇ᵀDq̇| / scale          ≤ fd_tolerance
+energy           max |E(t) − E(0)| / |E(0)| over ``simulate`` s   ≤ energy_tolerance
+================ ============================================== =====================
+
+Ṁ is taken by central differences (step 1e-6), independent of the model's
+C, hence ``fd_tolerance``. The energy check runs only when ``simulate`` > 0
+and the arm has no damping or friction (else it is reported as skipped).
+The first locked frequencies of each case are kept too, so the report can
+show the AMM/FEM agreement trend against the finest case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
+from scipy.integrate import solve_ivp
+
+from studies.kinds.base import StudyKind
+from studies.kinds.frequencies import sweep_columns
+from studies.models import build_model, discretization_label
+
+
+class VerifyAnalysis(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    samples: PositiveInt = 20
+    seed: NonNegativeInt = 0
+    flex_scale: PositiveFloat = 0.05
+    tolerance: PositiveFloat = 1e-12
+    fd_tolerance: PositiveFloat = 1e-6
+    simulate: NonNegativeFloat = 0.0
+    energy_tolerance: PositiveFloat = 1e-6
+    n_frequencies: PositiveInt = 3
+
+
+def _random_state(model, rng, scale):
+    q = np.concatenate([rng.uniform(-np.pi, np.pi, model.n_joints), scale * rng.standard_normal(model.n_dof - model.n_joints)])
+    for i, joint in enumerate(model.arm.joints):
+        if joint.kind == "prismatic":
+            q[i] = rng.uniform(-0.5, 0.5)
+    return q, rng.standard_normal(model.n_dof)
+
+
+def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
+    worst = {"symmetry": 0.0, "definiteness": np.inf, "skew": 0.0, "power": 0.0}
+    h = 1e-6
+    for _ in range(analysis.samples):
+        q, qd = _random_state(model, rng, analysis.flex_scale)
+        M = model.mass_matrix(q)
+        scale_M = np.max(np.abs(M))
+        worst["symmetry"] = max(worst["symmetry"], np.max(np.abs(M - M.T)) / scale_M)
+        eigenvalues = np.linalg.eigvalsh(0.5 * (M + M.T))
+        worst["definiteness"] = min(worst["definiteness"], eigenvalues[0] / eigenvalues[-1])
+        M_dot = (model.mass_matrix(q + h * qd) - model.mass_matrix(q - h * qd)) / (2 * h)
+        S = M_dot - 2 * model.coriolis_matrix(q, qd)
+        worst["skew"] = max(worst["skew"], np.max(np.abs(S + S.T)) / (scale_M * np.max(np.abs(qd))))
+        tau = rng.standard_normal(model.n_joints)
+        qdd = model.forward_dynamics(q, qd, tau)
+        rate = qd @ (M @ qdd + 0.5 * M_dot @ qd + model.stiffness_matrix(q) @ q + model.gravity_forces(q))
+        power = qd @ model.input_matrix(q) @ (tau + model.friction_forces(q, qd)) - qd @ model.damping_matrix(q) @ qd
+        scale = max(abs(rate), abs(power), scale_M * (qd @ qd), 1.0)
+        worst["power"] = max(worst["power"], abs(rate - power) / scale)
+    return worst
+
+
+def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
+    if analysis.simulate == 0 or np.any(model.damping_matrix(np.zeros(model.n_dof))):
+        return None
+    if any(j.coulomb_friction for j in model.arm.joints):
+        return None
+    n = model.n_dof
+    q, qd = _random_state(model, rng, analysis.flex_scale)
+    zero = np.zeros(model.n_joints)
+    solution = solve_ivp(
+        lambda t, x: np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], zero)]),
+        (0.0, analysis.simulate), np.concatenate([q, qd]), method="DOP853", rtol=1e-10, atol=1e-12,
+    )
+    if not solution.success:
+        raise RuntimeError(f"energy check: integration failed at t={solution.t[-1]:.4g}: {solution.message}")
+    energy = [model.kinetic_energy(x[:n], x[n:]) + model.potential_energy(x[:n]) for x in solution.y.T]
+    return float(np.max(np.abs(np.array(energy) - energy[0])) / abs(energy[0]))
+
+
+class Verify(StudyKind):
+    name = "verify"
+    analysis_schema = VerifyAnalysis
+
+    def run_case(self, arm, case, analysis):
+        model = build_model(arm, case)
+        rng = np.random.default_rng([analysis.seed, case["case"]])
+        worst = _checks(model, analysis, rng)
+        drift = _energy_drift(model, analysis, rng)
+        base = {**sweep_columns(case), "n_dof": model.n_dof}
+        limits = {
+            "symmetry": (analysis.tolerance, worst["symmetry"] <= analysis.tolerance),
+            "definiteness": (0.0, worst["definiteness"] > 0),
+            "skew": (analysis.fd_tolerance, worst["skew"] <= analysis.fd_tolerance),
+            "power": (analysis.fd_tolerance, worst["power"] <= analysis.fd_tolerance),
+        }
+        rows = [
+            {**base, "check": name, "worst": float(worst[name]), "tolerance": limit, "passed": bool(ok), "samples": analysis.samples}
+            for name, (limit, ok) in limits.items()
+        ]
+        rows.append(
+            {**base, "check": "energy", "worst": np.nan if drift is None else drift,
+             "tolerance": analysis.energy_tolerance,
+             "passed": True if drift is None else bool(drift <= analysis.energy_tolerance),
+             "samples": 0 if drift is None else 1}
+        )
+        q = np.zeros(model.n_dof)
+        omega = model.natural_frequencies(q, "locked")[: analysis.n_frequencies]
+        rows += [
+            {**base, "check": f"omega_{k}", "worst": float(w), "tolerance": np.nan, "passed": True, "samples": 0}
+            for k, w in enumerate(omega, start=1)
+        ]
+        return rows
+
+    def tables(self, results, analysis):
+        checks = results[~results["check"].str.startswith("omega_")]
+        table = checks.pivot_table(index=["backend", "shape", "modes", "elements"], columns="check", values="worst")
+        return {"worst violations": table.reset_index(), "agreement": _agreement(results)}
+
+    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+        checks = results[~results["check"].str.startswith("omega_")]
+        failed = checks[~checks["passed"]]
+        verdict = "all checks passed" if failed.empty else f"{len(failed)} check(s) FAILED: " + ", ".join(
+            f"{discretization_label(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})" for _, r in failed.iterrows()
+        )
+        return [
+            f"{analysis.samples} random states per case (seed {analysis.seed}); {verdict}.",
+            "Tolerances: symmetry {0:g}, skew and power {1:g} (central differences), energy {2:g}.".format(
+                analysis.tolerance, analysis.fd_tolerance, analysis.energy_tolerance
+            ),
+        ]
+
+
+def _agreement(results: pd.DataFrame) -> pd.DataFrame:
+    """First locked frequencies of each case and their relative difference to the finest case."""
+    omega = results[results["check"].str.startswith("omega_")].copy()
+    omega["mode"] = omega["check"].str.removeprefix("omega_").astype(int)
+    finest = omega.drop_duplicates("case").sort_values(["n_dof", "backend", "case"]).iloc[-1]["case"]
+    reference = omega[omega["case"] == finest].set_index("mode")["worst"]
+    omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(reference)
+    table = omega.pivot_table(index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_diff_to_finest")
+    table.columns = [f"rel_diff_omega_{k}" for k in table.columns]
+    return table.reset_index()

@@ -1,0 +1,54 @@
+"""Reports of a finished run: tidy CSV, summary.md, LaTeX tables, plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core.arm import Arm
+from studies.config import StudyConfig
+from studies.tables import latex_table, markdown_table
+
+#: Sort keys of the tidy results table (those present are used).
+ORDER = ["case", "mode", "check"]
+
+
+def write_reports(
+    folder: Path,
+    config: StudyConfig,
+    kind,
+    analysis,
+    arm: Arm,
+    results: pd.DataFrame,
+    failed: list[dict[str, Any]],
+    cases: list[dict[str, Any]],
+) -> None:
+    formats = set(config.report.formats)
+    lines = [
+        f"# {config.study.name}",
+        "",
+        f"Study kind `{config.study.kind}`; arm: "
+        + (f"preset `{config.arm.preset}`" if config.arm.preset else f"inline, {arm.n_links} links")
+        + f"; {len(cases)} cases, {len(cases) - len(failed)} succeeded, {len(failed)} failed.",
+        "",
+    ]
+    if not results.empty:
+        results = kind.finalize(results, arm, analysis)
+        results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")
+        results.to_csv(folder / "results.csv", index=False)
+        for text in kind.report(results, analysis, folder, config.report.plots):
+            lines += [text, ""]
+        for title, table in kind.tables(results, analysis).items():
+            stem = title.split(" [")[0].replace(" ", "_")
+            if "csv" in formats:
+                table.to_csv(folder / f"{stem}.csv", index=False)
+            if "latex" in formats:
+                (folder / f"{stem}.tex").write_text(latex_table(table, title))
+            lines += [f"## {title}", "", markdown_table(table), ""]
+    if failed:
+        pd.DataFrame(failed).to_csv(folder / "failures.csv", index=False)
+        lines += ["## Failed cases", "", markdown_table(pd.DataFrame(failed)), ""]
+    if "markdown" in formats:
+        (folder / "summary.md").write_text("\n".join(lines))

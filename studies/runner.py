@@ -1,0 +1,210 @@
+"""The study runner: config → cases → executor → files on disk → report.
+
+Output folder layout (one folder per run)::
+
+    <folder>/
+      config.toml          the config as given (when run from a file)
+      cases/0001.csv       rows of case 1, written the moment it finishes
+      cases/0001.json      its status, error, warnings and wall time
+      results.csv          every row of every successful case (tidy)
+      failures.csv         failed cases and their errors (if any)
+      summary.md           key tables and plots
+      *.png, *.pdf, *.tex  plots and LaTeX tables
+      manifest.json        config as run, versions, timestamps, wall time per case
+
+A crash or Ctrl-C loses nothing finished; ``resume=True`` skips cases whose
+files say they succeeded. A failing case is recorded and the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core.arm import Arm
+from studies.config import StudyConfig, build_arm, expand_cases
+from studies.executors import EXECUTORS
+from studies.kinds import KINDS
+from studies.reports import write_reports
+
+#: Default parent of output folders.
+OUTPUT_ROOT = Path("flexlink-output")
+
+
+@dataclass
+class RunResult:
+    """What a run did."""
+
+    folder: Path
+    cases: int
+    succeeded: int
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    resumed: int = 0
+    wall_time: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def execute_case(kind_name: str, arm_data: dict, case: dict, analysis_data: dict) -> dict[str, Any]:
+    """Run one case; never raises (a failure is an outcome). Runs in workers too."""
+    start = time.perf_counter()
+    started = datetime.now(timezone.utc).isoformat()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            kind = KINDS[kind_name]
+            rows = kind.run_case(Arm.from_dict(arm_data), case, kind.analysis_schema.model_validate(analysis_data))
+            status, error, rows_out = "ok", None, rows
+        except Exception as exc:  # noqa: BLE001 — one bad case must not stop the study
+            status, rows_out = "failed", []
+            error = f"{type(exc).__name__}: {exc}"
+            error_trace = traceback.format_exc(limit=6)
+        else:
+            error_trace = None
+    return {
+        "case": case["case"],
+        "status": status,
+        "error": error,
+        "traceback": error_trace,
+        "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
+        "rows": rows_out,
+        "started": started,
+        "wall_time": time.perf_counter() - start,
+    }
+
+
+def new_folder(name: str, output: Path | None) -> Path:
+    """A fresh folder: ``output`` or OUTPUT_ROOT/name, suffixed -2, -3, … if taken."""
+    base = Path(output) if output is not None else OUTPUT_ROOT / name
+    candidate, k = base, 1
+    while candidate.exists() and any(candidate.iterdir()):
+        k += 1
+        candidate = base.with_name(f"{base.name}-{k}")
+    candidate.mkdir(parents=True, exist_ok=True)
+    return candidate
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _finished_cases(folder: Path) -> dict[int, dict]:
+    done = {}
+    for meta in sorted((folder / "cases").glob("*.json")):
+        info = json.loads(meta.read_text())
+        if info["status"] == "ok" and meta.with_suffix(".csv").exists():
+            done[info["case"]] = info
+    return done
+
+
+def run_study(
+    config: StudyConfig,
+    output: str | Path | None = None,
+    resume: bool = False,
+    workers: int | None = None,
+    source: Path | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """Run every case of ``config`` and write the report; see the module docstring."""
+    start = time.perf_counter()
+    started = datetime.now(timezone.utc).isoformat()
+    kind = KINDS[config.study.kind]
+    analysis = kind.analysis_schema.model_validate(config.analysis)
+    arm = build_arm(config.arm)
+    cases = expand_cases(config)
+    if resume:
+        folder = Path(output) if output is not None else OUTPUT_ROOT / config.study.name
+        if not folder.is_dir():
+            raise FileNotFoundError(f"--resume: no earlier run in {folder}")
+    else:
+        folder = new_folder(config.study.name, None if output is None else Path(output))
+    (folder / "cases").mkdir(exist_ok=True)
+    if source is not None and not (folder / "config.toml").exists():
+        (folder / "config.toml").write_text(Path(source).read_text())
+    finished = _finished_cases(folder) if resume else {}
+    todo = [case for case in cases if case["case"] not in finished]
+    tasks = [(kind.name, arm.to_dict(), case, analysis.model_dump()) for case in todo]
+    n_workers = workers or config.execution.workers
+    executor = EXECUTORS[config.execution.executor]
+    outcomes: dict[int, dict] = dict(finished)
+    bar = _progress(len(cases), len(finished), progress)
+    try:
+        for task, outcome in executor(execute_case, tasks, n_workers, config.execution.scheduler):
+            number = outcome["case"]
+            stem = folder / "cases" / f"{number:04d}"
+            pd.DataFrame(outcome["rows"]).to_csv(stem.with_suffix(".csv.tmp"), index=False)
+            os.replace(stem.with_suffix(".csv.tmp"), stem.with_suffix(".csv"))
+            info = {k: v for k, v in outcome.items() if k != "rows"}
+            info["sweep"] = task[2]
+            _write_atomic(stem.with_suffix(".json"), json.dumps(info, indent=1))
+            outcomes[number] = info
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    frames = [
+        pd.read_csv(folder / "cases" / f"{n:04d}.csv")
+        for n in sorted(outcomes)
+        if outcomes[n]["status"] == "ok" and (folder / "cases" / f"{n:04d}.csv").stat().st_size > 1
+    ]
+    failed = [
+        {"case": n, **{k: c[k] for k in ("backend", "shape", "modes", "elements")}, "error": outcomes[n]["error"]}
+        for n, c in ((case["case"], case) for case in cases)
+        if outcomes.get(n, {}).get("status") == "failed"
+    ]
+    results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    manifest = {
+        "flexlink": _version("flexlink"),
+        "study": config.study.name,
+        "kind": config.study.kind,
+        "config": config.model_dump(mode="json"),
+        "config_file": None if source is None else str(source),
+        "started": started,
+        "finished": None,
+        "executor": config.execution.executor,
+        "workers": n_workers,
+        "resumed_cases": len(finished),
+        "versions": {p: _version(p) for p in ("numpy", "scipy", "sympy", "pandas", "pydantic", "matplotlib")}
+        | {"python": platform.python_version()},
+        "cases": {
+            str(n): {k: outcomes[n].get(k) for k in ("status", "error", "wall_time", "warnings", "started")}
+            for n in sorted(outcomes)
+        },
+    }
+    write_reports(folder, config, kind, analysis, arm, results, failed, cases)
+    manifest["finished"] = datetime.now(timezone.utc).isoformat()
+    manifest["wall_time"] = time.perf_counter() - start
+    _write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, default=str))
+    succeeded = sum(1 for o in outcomes.values() if o["status"] == "ok")
+    return RunResult(folder, len(cases), succeeded, failed, len(finished), manifest["wall_time"])
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="case", leave=False)
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,238 @@
+"""The study runner and the flexlink CLI, end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from studies import cli, runner
+from studies.config import load_config
+from studies.runner import run_study
+
+FREQUENCY_COLUMNS = ["backend", "shape", "modes", "elements", "mode", "omega", "hz", "reference", "rel_error"]
+
+SMALL = textwrap.dedent(
+    """
+    [study]
+    name = "small"
+    kind = "convergence"
+
+    [arm]
+    preset = "one-flexible-link"
+
+    [sweep]
+    backends = ["amm", "fem"]
+    shapes = ["clamped-free"]
+    modes = [1, 2, 4]
+    elements = [1, 2, 4]
+
+    [analysis]
+    n_frequencies = 2
+
+    [report]
+    formats = ["csv", "markdown", "latex"]
+    plots = false
+    """
+)
+
+
+def write(tmp_path: Path, text: str, name: str = "study.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run_cli(*args: str) -> int:
+    return cli.main(list(args))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", sorted(cli.examples()))
+def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
+    assert run_cli("run", "--example", example, "--output", str(tmp_path / example)) == 0
+    folder = tmp_path / example
+    assert (folder / "results.csv").exists() and (folder / "summary.md").exists()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert all(case["status"] == "ok" for case in manifest["cases"].values())
+    assert "results:" in capsys.readouterr().out
+
+
+def test_quickstart_reference_is_exact_and_fem_converges_at_rate_four(tmp_path):
+    assert run_cli("run", "--example", "quickstart", "--output", str(tmp_path / "q")) == 0
+    results = pd.read_csv(tmp_path / "q" / "results.csv")
+    assert list(results.columns[: len(FREQUENCY_COLUMNS)]) != []  # tidy table
+    for column in FREQUENCY_COLUMNS:
+        assert column in results.columns
+    assert results["reference_source"].str.startswith("exact: clamped-mass roots").all()
+    assert (results["rel_error"] > -1e-9).all()  # Ritz: from above (1e-9: eigen-solve round-off)
+    rates = pd.read_csv(tmp_path / "q" / "fitted_convergence_rates.csv")
+    fem_rates = rates[(rates["backend"] == "fem") & (rates["shape"] == "clamped")]["rate"]
+    assert fem_rates.between(3.7, 4.3).all()  # h⁴ with a pre-asymptotic first point (1 element)
+    assert (tmp_path / "q" / "convergence.png").exists() and (tmp_path / "q" / "convergence.pdf").exists()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("modes = [1, 2, 4]", "modes = [1, 2, 0]"), "sweep.modes[3]: must be > 0, got 0"),
+        (("modes = [1, 2, 4]", "modes = []"), "sweep.modes: must not be empty"),
+        (("modes = [1, 2, 4]", 'modes = ["two"]'), "sweep.modes[1]: "),
+        (("modes = [1, 2, 4]", "mode = [1]"), "sweep.mode: unknown key"),
+        (('backends = ["amm", "fem"]', 'backends = ["amm", "bem"]'), "sweep.backends[2]: must be one of"),
+        (('preset = "one-flexible-link"', 'preset = "two-flexible-links"'), "arm.preset: must be one of"),
+        (('kind = "convergence"', 'kind = "convergance"'), "study.kind: must be one of"),
+        (("n_frequencies = 2", "n_frequencies = -1"), "analysis.n_frequencies: must be > 0, got -1"),
+        (("n_frequencies = 2", "n_frequency = 2"), "analysis.n_frequency: unknown key"),
+        (("[study]", "[study\n"), "invalid TOML"),
+    ],
+)
+def test_config_mistakes_exit_2_with_the_key_path(change, message, tmp_path, capsys):
+    path = write(tmp_path, SMALL.replace(*change))
+    assert run_cli("run", str(path), "--output", str(tmp_path / "out")) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_inline_arm_mistakes_name_the_link(tmp_path, capsys):
+    text = SMALL.replace(
+        'preset = "one-flexible-link"',
+        '[[arm.links]]\nkind = "flexible"\nlength = -0.5\nmass_per_length = 1.0\nEI = 2.0',
+    ).replace("[arm]\n", "[arm]\n", 1)
+    assert run_cli("show", str(write(tmp_path, text))) == 2
+    assert "arm.links[1]: length must be > 0, got -0.5" in capsys.readouterr().err
+    text = SMALL.replace('preset = "one-flexible-link"', '[[arm.links]]\nkind = "flexible"\nlength = 0.5\nmas_per_length = 1.0\nEI = 2.0')
+    assert run_cli("show", str(write(tmp_path, text))) == 2
+    assert "arm.links[1].mas_per_length: unknown field" in capsys.readouterr().err
+    assert run_cli("show", str(tmp_path / "missing.toml")) == 2
+    assert "cannot read the config file" in capsys.readouterr().err
+
+
+def test_show_lists_cases_and_presets_lists_arms(tmp_path, capsys):
+    assert run_cli("show", str(write(tmp_path, SMALL))) == 0
+    out = capsys.readouterr().out
+    assert "6 cases" in out and "FEM clamped x4" in out and "AMM clamped-free x2" in out
+    assert run_cli("presets") == 0
+    out = capsys.readouterr().out
+    for name in ("rigid-two-link", "one-flexible-link", "lumped-two-link", "space-arm-3link"):
+        assert name in out
+
+
+def test_same_config_gives_identical_csvs_and_never_overwrites(tmp_path):
+    config = load_config(write(tmp_path, SMALL))
+    first = run_study(config, output=tmp_path / "run")
+    second = run_study(config, output=tmp_path / "run")
+    assert second.folder == tmp_path / "run-2"
+    assert (first.folder / "results.csv").read_bytes() == (second.folder / "results.csv").read_bytes()
+    processes = run_study(config.model_copy(update={"execution": config.execution.model_copy(update={"executor": "processes", "workers": 2})}), output=tmp_path / "p")
+    assert (processes.folder / "results.csv").read_bytes() == (first.folder / "results.csv").read_bytes()
+
+
+def test_reports_follow_the_config(tmp_path):
+    config = load_config(write(tmp_path, SMALL))
+    folder = run_study(config, output=tmp_path / "r").folder
+    assert (folder / "relative_errors.tex").exists() and (folder / "summary.md").exists()
+    assert not list(folder.glob("*.png"))  # plots = false
+    csv_only = load_config(write(tmp_path, SMALL.replace('formats = ["csv", "markdown", "latex"]', 'formats = ["csv"]')))
+    folder = run_study(csv_only, output=tmp_path / "c").folder
+    assert not (folder / "summary.md").exists() and not list(folder.glob("*.tex"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["versions"]["numpy"] and manifest["config"]["sweep"]["modes"] == [1, 2, 4]
+    assert all(case["wall_time"] > 0 for case in manifest["cases"].values())
+
+
+def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path, monkeypatch):
+    config = load_config(write(tmp_path, SMALL))
+    reference = run_study(config, output=tmp_path / "full").folder
+    calls = []
+    real = runner.execute_case
+
+    def interrupted(kind, arm, case, analysis):
+        calls.append(case["case"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(kind, arm, case, analysis)
+
+    monkeypatch.setattr(runner, "execute_case", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_study(config, output=tmp_path / "partial")
+    finished = sorted((tmp_path / "partial" / "cases").glob("*.json"))
+    assert len(finished) == 2  # nothing finished was lost
+    monkeypatch.setattr(runner, "execute_case", real)
+    result = run_study(config, output=tmp_path / "partial", resume=True)
+    assert result.resumed == 2 and result.succeeded == 6
+    assert (result.folder / "results.csv").read_bytes() == (reference / "results.csv").read_bytes()
+
+
+def test_a_failing_case_is_recorded_and_the_others_go_on(tmp_path, capsys):
+    # Pinned frames cannot describe out-of-plane bending: those AMM cases fail.
+    text = textwrap.dedent(
+        """
+        [study]
+        name = "mixed"
+        kind = "frequencies"
+
+        [arm]
+
+        [[arm.joints]]
+        a = 0.8
+
+        [[arm.links]]
+        kind = "flexible"
+        length = 0.8
+        mass_per_length = 0.6
+        EI = 25.0
+        EI_out = 35.0
+
+        [sweep]
+        backends = ["amm"]
+        shapes = ["clamped-free", "pinned-pinned"]
+        modes = [1, 2]
+
+        [report]
+        plots = false
+        """
+    )
+    assert run_cli("run", str(write(tmp_path, text)), "--output", str(tmp_path / "m")) == 1
+    assert "needs a clamped basis" in capsys.readouterr().err
+    failures = pd.read_csv(tmp_path / "m" / "failures.csv")
+    assert list(failures["shape"]) == ["pinned-pinned", "pinned-pinned"]
+    results = pd.read_csv(tmp_path / "m" / "results.csv")
+    assert set(results["shape"]) == {"clamped-free"}
+
+
+@pytest.mark.slow
+def test_dask_executor_on_a_loopback_cluster(tmp_path):
+    config = load_config(write(tmp_path, SMALL))
+    serial = run_study(config, output=tmp_path / "s").folder
+    dask = run_study(
+        config.model_copy(update={"execution": config.execution.model_copy(update={"executor": "dask", "workers": 2})}),
+        output=tmp_path / "d",
+    ).folder
+    assert (dask / "results.csv").read_bytes() == (serial / "results.csv").read_bytes()
+
+
+def test_verify_command_runs_property_checks(tmp_path):
+    assert run_cli("verify", str(write(tmp_path, SMALL)), "--output", str(tmp_path / "v")) == 0
+    results = pd.read_csv(tmp_path / "v" / "results.csv")
+    checks = results[~results["check"].str.startswith("omega_")]
+    assert set(checks["check"]) == {"symmetry", "definiteness", "skew", "power", "energy"}
+    assert checks["passed"].all()
+    assert "all checks passed" in (tmp_path / "v" / "summary.md").read_text()
+
+
+def test_version_and_usage_errors(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("--version")
+    assert exit_info.value.code == 0 and "flexlink" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("run")
+    assert exit_info.value.code == 2
+    assert run_cli("run", "--example", "nope") == 2
+    assert "unknown example 'nope'" in capsys.readouterr().err
