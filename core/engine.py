@@ -43,7 +43,7 @@ from core.basis import BeamBasis
 from core.flexible_body import FlexibleBody
 from core.kinematics import ChainKinematics, TipMap
 from core.model import COMPLEX_STEP, Model
-from core.rotations import skew
+from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
@@ -219,49 +219,64 @@ class ChainModel(Model):
             return -coulomb * np.sign(u)
         return -coulomb * np.tanh(u / self.coulomb_velocity)
 
-    def mass_matrix(self, q) -> np.ndarray:
+    def _check(self, q) -> np.ndarray:
         q = np.asarray(q)
         if q.shape != (self.n_dof,):
             raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        return q
+
+    def mass_matrix(self, q) -> np.ndarray:
+        return self._mass_batch(self._check(q)[None])[0]
+
+    def _body_jacobian(self, f, number: int, dtype) -> np.ndarray:
+        """(B, 6 + m, n): beam-frame (v, Ω) and δ̇ of flexible link ``number`` from q̇."""
+        body = self.bodies[number]
+        R_T = transpose(f.R_body)
+        J = np.zeros((f.R_body.shape[0], 6 + body.n_coordinates, self.n_dof), dtype=dtype)
+        J[:, :3] = R_T @ f.Jv_link
+        J[:, 3:6] = R_T @ f.Jw_link
+        J[:, 6:, self.flex_columns[number]] = np.eye(body.n_coordinates)
+        return J
+
+    def _mass_batch(self, q: np.ndarray) -> np.ndarray:
+        """M for a batch of configurations q (B, n_dof) → (B, n_dof, n_dof)."""
         dtype = np.result_type(q, float)
-        M = np.zeros((self.n_dof, self.n_dof), dtype=dtype)
+        M = np.zeros((q.shape[0], self.n_dof, self.n_dof), dtype=dtype)
         frames = self.kinematics.frames(q)
         for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
             number = i + 1
             if link.is_flexible:
+                J = self._body_jacobian(f, number, dtype)
                 body = self.bodies[number]
-                cols = self.flex_columns[number]
-                J = np.zeros((6 + body.n_coordinates, self.n_dof), dtype=dtype)
-                J[:3] = f.R_body.T @ f.Jv_link
-                J[3:6] = f.R_body.T @ f.Jw_link
-                J[6:, cols] = np.eye(body.n_coordinates)
-                M += J.T @ body.mass_matrix(q[cols]) @ J
+                M += transpose(J) @ body.mass_matrix(q[:, self.flex_columns[number]]) @ J
             else:
                 com = f.R_link @ np.asarray(link.com)
                 Jv = f.Jv_link - skew(com) @ f.Jw_link
-                inertia = f.R_link @ link.inertia_tensor() @ f.R_link.T
-                M += link.mass * (Jv.T @ Jv) + f.Jw_link.T @ inertia @ f.Jw_link
+                inertia = f.R_link @ link.inertia_tensor() @ transpose(f.R_link)
+                M += link.mass * (transpose(Jv) @ Jv) + transpose(f.Jw_link) @ inertia @ f.Jw_link
             if joint.hub_mass:
-                M += joint.hub_mass * (f.Jv_link.T @ f.Jv_link)
+                M += joint.hub_mass * (transpose(f.Jv_link) @ f.Jv_link)
             if joint.hub_inertia and joint.kind == "revolute":
                 # Rotation rate of the hub about the joint axis.
-                w_axis = f.z_joint @ f.Jw_before + self._B[:, i]
-                M += joint.hub_inertia * np.outer(w_axis, w_axis)
+                w_axis = np.einsum("bi,bin->bn", f.z_joint, f.Jw_before) + self._B[:, i]
+                M += joint.hub_inertia * (w_axis[:, :, None] * w_axis[:, None, :])
             if joint.motor_inertia:
                 b = self._B[:, i]
                 M += joint.reflected_inertia * np.outer(b, b)
-            payloads = [link.tip_payload] if link.tip_payload is not None else []
-            if number == self.arm.n_links and self.arm.payload is not None:
-                payloads.append(self.arm.payload)
-            for payload in payloads:
-                inertia = f.R_end @ payload.inertia_tensor() @ f.R_end.T
-                M += payload.mass * (f.Jv_tip.T @ f.Jv_tip) + f.Jw_tip.T @ inertia @ f.Jw_tip
+            for payload in self._payloads(number):
+                inertia = f.R_end @ payload.inertia_tensor() @ transpose(f.R_end)
+                M += payload.mass * (transpose(f.Jv_tip) @ f.Jv_tip) + transpose(f.Jw_tip) @ inertia @ f.Jw_tip
         return M
 
+    def _payloads(self, number: int) -> list:
+        link = self.arm.links[number - 1]
+        payloads = [link.tip_payload] if link.tip_payload is not None else []
+        if number == self.arm.n_links and self.arm.payload is not None:
+            payloads.append(self.arm.payload)
+        return payloads
+
     def mass_matrix_derivatives(self, q) -> np.ndarray:
-        q = np.ascontiguousarray(q, dtype=float)
-        if q.shape != (self.n_dof,):
-            raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        q = np.ascontiguousarray(self._check(q), dtype=float)
         return self._derivatives(q.tobytes()).copy()
 
     def _mass_derivatives_from_bytes(self, key: bytes) -> np.ndarray:
@@ -269,20 +284,27 @@ class ChainModel(Model):
         out = np.zeros((self.n_dof, self.n_dof, self.n_dof))
         # M does not depend on the first joint variable: moving the whole chain
         # about (or along) the fixed base axis changes no relative velocity.
-        for k in range(1, self.n_dof):
-            shifted = q.astype(complex)
-            shifted[k] += 1j * COMPLEX_STEP
-            out[k] = np.imag(self.mass_matrix(shifted)) / COMPLEX_STEP
+        # All other complex-step directions go through one batched pass.
+        shifted = q + 1j * COMPLEX_STEP * np.eye(self.n_dof)[1:]
+        if shifted.shape[0]:
+            out[1:] = np.imag(self._mass_batch(shifted)) / COMPLEX_STEP
         return out
 
     def _gravity(self) -> np.ndarray:
         return np.asarray(self.arm.gravity, dtype=float)
 
     def gravity_forces(self, q) -> np.ndarray:
-        q = np.asarray(q)
+        return self._gravity_batch(self._check(q)[None])[0]
+
+    def gravity_stiffness(self, q) -> np.ndarray:
+        q = np.asarray(self._check(q), dtype=float)
+        shifted = q + 1j * COMPLEX_STEP * np.eye(self.n_dof)
+        return (np.imag(self._gravity_batch(shifted)) / COMPLEX_STEP).T
+
+    def _gravity_batch(self, q: np.ndarray) -> np.ndarray:
         g = self._gravity()
         dtype = np.result_type(q, float)
-        G = np.zeros(self.n_dof, dtype=dtype)
+        G = np.zeros((q.shape[0], self.n_dof), dtype=dtype)
         if not np.any(g):
             return G
         frames = self.kinematics.frames(q)
@@ -290,22 +312,17 @@ class ChainModel(Model):
             number = i + 1
             if link.is_flexible:
                 body = self.bodies[number]
-                cols = self.flex_columns[number]
-                J = np.zeros((6 + body.n_coordinates, self.n_dof), dtype=dtype)
-                J[:3] = f.R_body.T @ f.Jv_link
-                J[3:6] = f.R_body.T @ f.Jw_link
-                J[6:, cols] = np.eye(body.n_coordinates)
-                G -= J.T @ body.gravity_wrench(q[cols], f.R_body.T @ g)
+                J = self._body_jacobian(f, number, dtype)
+                wrench = body.gravity_wrench(q[:, self.flex_columns[number]], g @ f.R_body)
+                G -= np.einsum("bkn,bk->bn", J, wrench)
             else:
                 Jv = f.Jv_link - skew(f.R_link @ np.asarray(link.com)) @ f.Jw_link
-                G -= link.mass * (Jv.T @ g)
+                G -= link.mass * (g @ Jv)
             if joint.hub_mass:
-                G -= joint.hub_mass * (f.Jv_link.T @ g)
-            mass = (link.tip_payload.mass if link.tip_payload is not None else 0.0) + (
-                self.arm.payload.mass if number == self.arm.n_links and self.arm.payload else 0.0
-            )
+                G -= joint.hub_mass * (g @ f.Jv_link)
+            mass = sum(p.mass for p in self._payloads(number))
             if mass:
-                G -= mass * (f.Jv_tip.T @ g)
+                G -= mass * (g @ f.Jv_tip)
         return G
 
     def potential_energy(self, q) -> float:
@@ -314,20 +331,18 @@ class ChainModel(Model):
         g = self._gravity()
         if not np.any(g):
             return float(V)
-        frames = self.kinematics.frames(q, jacobians=False)
+        frames = self.kinematics.frames(q[None], jacobians=False)
         for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
             number = i + 1
+            p_link, R_link, R_body, p_tip = f.p_link[0], f.R_link[0], f.R_body[0], f.p_tip[0]
             if link.is_flexible:
                 body = self.bodies[number]
                 S1 = body.first_moment(q[self.flex_columns[number]])
-                V -= body.mass * (g @ f.p_link) + g @ (f.R_body @ S1)
+                V -= body.mass * (g @ p_link) + g @ (R_body @ S1)
             else:
-                V -= link.mass * (g @ (f.p_link + f.R_link @ np.asarray(link.com)))
-            V -= joint.hub_mass * (g @ f.p_link)
-            mass = (link.tip_payload.mass if link.tip_payload is not None else 0.0) + (
-                self.arm.payload.mass if number == self.arm.n_links and self.arm.payload else 0.0
-            )
-            V -= mass * (g @ f.p_tip)
+                V -= link.mass * (g @ (p_link + R_link @ np.asarray(link.com)))
+            V -= joint.hub_mass * (g @ p_link)
+            V -= sum(p.mass for p in self._payloads(number)) * (g @ p_tip)
         return float(V)
 
     def point_position(self, link: int, s: float, q) -> np.ndarray:
@@ -336,17 +351,17 @@ class ChainModel(Model):
         description = self.arm.links[link - 1]
         if not (np.isfinite(s) and 0.0 <= s <= description.length * (1 + 1e-12)):
             raise ValueError(f"s must lie in [0, {description.length}] on link {link}, got {s!r}")
-        q = np.asarray(q, dtype=float)
-        f = self.kinematics.frames(q, jacobians=False)[link - 1]
+        q = np.asarray(self._check(q), dtype=float)
+        f = self.kinematics.frames(q[None], jacobians=False)[link - 1]
         if not description.is_flexible:
-            return f.p_link + f.R_link @ np.array([s, 0.0, 0.0])
+            return f.p_link[0] + f.R_link[0] @ np.array([s, 0.0, 0.0])
         body = self.bodies[link]
         values, _ = self.bases[link].evaluate(np.array([min(s, description.length)]))
         E_y, E_z = body.E
         delta = q[self.flex_columns[link]]
         local = np.array([s, values[:, 0] @ E_y @ delta, values[:, 0] @ E_z @ delta])
-        return f.p_link + f.R_body @ local
+        return f.p_link[0] + f.R_body[0] @ local
 
     def tip_position(self, q) -> np.ndarray:
-        q = np.asarray(q, dtype=float)
-        return self.kinematics.frames(q, jacobians=False)[-1].p_tip
+        q = np.asarray(self._check(q), dtype=float)
+        return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]

@@ -93,43 +93,43 @@ class FlexibleBody:
         self._skew_x_B = skew(np.array([1.0, 0.0, 0.0])) @ self.B
 
     def first_moment(self, delta: np.ndarray) -> np.ndarray:
-        """S₁(δ) = ∫ρ dm in the beam frame [kg m], shape (3,)."""
-        return np.array([self.first_x, 0.0, 0.0]) + self.A @ delta
+        """S₁(δ) = ∫ρ dm in the beam frame [kg m], shape (..., 3) for δ of shape (..., m)."""
+        return np.array([self.first_x, 0.0, 0.0]) + delta @ self.A.T
 
     def mass_matrix(self, delta: np.ndarray) -> np.ndarray:
-        """M_b(δ), shape (6 + m, 6 + m), in beam-frame axes (see module docstring)."""
+        """M_b(δ) in beam-frame axes, shape (B, 6 + m, 6 + m) for δ of shape (B, m)."""
         dtype = np.result_type(delta, float)
-        m = self.n_coordinates
+        batch, m = delta.shape[0], self.n_coordinates
         S1 = self.first_moment(delta)
-        b = self.B @ delta  # ∫ s Φδ dm
-        Ndel = [[self.N[a][b_] @ delta for b_ in range(2)] for a in range(2)]
-        Q = np.zeros((3, 3), dtype=dtype)  # ∫ρρᵀ dm
-        Q[0, 0] = self.second_x
-        Q[0, 1:] = b[1:]
-        Q[1:, 0] = b[1:]
+        b = delta @ self.B.T  # ∫ s Φδ dm, (B, 3)
+        Q = np.zeros((batch, 3, 3), dtype=dtype)  # ∫ρρᵀ dm
+        Q[:, 0, 0] = self.second_x
+        Q[:, 0, 1:] = b[:, 1:]
+        Q[:, 1:, 0] = b[:, 1:]
         for a in range(2):
             for c in range(2):
-                Q[1 + a, 1 + c] = delta @ Ndel[a][c]
-        inertia = (Q[0, 0] + Q[1, 1] + Q[2, 2]) * np.eye(3) - Q + self.rotary_ΩΩ
+                Q[:, 1 + a, 1 + c] = np.einsum("bi,ij,bj->b", delta, self.N[a][c], delta)
+        trace = Q[:, 0, 0] + Q[:, 1, 1] + Q[:, 2, 2]
+        inertia = trace[:, None, None] * np.eye(3) - Q + self.rotary_ΩΩ
         # ∫ (Φδ) × Φ dm: only the axial component survives (Φ has no axial row).
-        coupling = self._skew_x_B.astype(dtype) + self.rotary_Ωδ
-        coupling[0, :] += self.N[0][1].T @ delta - self.N[1][0].T @ delta
-        M = np.zeros((6 + m, 6 + m), dtype=dtype)
-        M[:3, :3] = self.mass * np.eye(3)
-        M[:3, 3:6] = -skew(S1)
-        M[3:6, :3] = skew(S1)
-        M[:3, 6:] = self.A
-        M[6:, :3] = self.A.T
-        M[3:6, 3:6] = inertia
-        M[3:6, 6:] = coupling
-        M[6:, 3:6] = coupling.T
-        M[6:, 6:] = self.M_δδ
+        coupling = np.broadcast_to(self._skew_x_B + self.rotary_Ωδ, (batch, 3, m)).astype(dtype)
+        coupling[:, 0, :] += delta @ self.N[0][1] - delta @ self.N[1][0]
+        M = np.zeros((batch, 6 + m, 6 + m), dtype=dtype)
+        M[:, :3, :3] = self.mass * np.eye(3)
+        M[:, :3, 3:6] = -skew(S1)
+        M[:, 3:6, :3] = skew(S1)
+        M[:, :3, 6:] = self.A
+        M[:, 6:, :3] = self.A.T
+        M[:, 3:6, 3:6] = inertia
+        M[:, 3:6, 6:] = coupling
+        M[:, 6:, 3:6] = np.swapaxes(coupling, 1, 2)
+        M[:, 6:, 6:] = self.M_δδ
         return M
 
     def gravity_wrench(self, delta: np.ndarray, g_body: np.ndarray) -> np.ndarray:
-        """Generalized gravity force conjugate to ν, shape (6 + m,): −∂V/∂(v, Ω, δ) directions.
+        """Generalized gravity force conjugate to ν, shape (B, 6 + m), for δ (B, m), g_b (B, 3).
 
         V = −(m g·p + g_b·S₁(δ)); returns (m g_b, S₁ × g_b, Aᵀ g_b).
         """
         S1 = self.first_moment(delta)
-        return np.concatenate([self.mass * g_body, np.cross(S1, g_body), self.A.T @ g_body])
+        return np.concatenate([self.mass * g_body, np.cross(S1, g_body), g_body @ self.A], axis=1)

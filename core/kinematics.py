@@ -14,8 +14,9 @@ and rotated by the small rotation vector θ = (0, −w_z'(L), w_y'(L)) (slope) o
 (0, −w_z(L)/L, w_y(L)/L) (chord), applied exactly through Rodrigues' formula.
 
 Jacobians are kept in base coordinates: the velocity of a frame's origin is
-``Jv @ qd`` and its angular velocity ``Jw @ qd``. All operations are
-complex-analytic (see :mod:`core.rotations`).
+``Jv @ qd`` and its angular velocity ``Jw @ qd``. Everything is batched over
+a leading axis of configurations, and complex-analytic (see
+:mod:`core.rotations`).
 """
 
 from __future__ import annotations
@@ -84,29 +85,37 @@ class ChainKinematics:
         self.n_dof = n_dof
 
     def frames(self, q: np.ndarray, jacobians: bool = True) -> list[LinkFrames]:
-        """Frames of links 1..n (list index i ↔ link i+1) at ``q`` (real or complex)."""
+        """Frames of links 1..n (list index i ↔ link i+1) for a batch of configurations.
+
+        ``q`` has shape (B, n_dof) (real or complex); every array in the result
+        has the leading batch axis B: rotations (B, 3, 3), positions (B, 3),
+        Jacobians (B, 3, n_dof).
+        """
+        q = np.asarray(q)
+        if q.ndim != 2 or q.shape[1] != self.n_dof:
+            raise ValueError(f"q must have shape (batch, {self.n_dof}), got {q.shape}")
         dtype = np.result_type(q, float)
-        n = self.n_dof
-        R = np.eye(3, dtype=dtype)
-        p = np.zeros(3, dtype=dtype)
-        Jv = np.zeros((3, n), dtype=dtype) if jacobians else None
-        Jw = np.zeros((3, n), dtype=dtype) if jacobians else None
+        batch, n = q.shape[0], self.n_dof
+        R = np.broadcast_to(np.eye(3, dtype=dtype), (batch, 3, 3))
+        p = np.zeros((batch, 3), dtype=dtype)
+        Jv = np.zeros((batch, 3, n), dtype=dtype) if jacobians else None
+        Jw = np.zeros((batch, 3, n), dtype=dtype) if jacobians else None
         out = []
         for i, (joint, link) in enumerate(zip(self.arm.joints, self.arm.links)):
-            z = R[:, 2]
+            z = R[:, :, 2]
             if joint.kind == "revolute":
-                theta, d = q[i] + joint.theta_offset, joint.d + 0 * q[i]
+                theta, d = q[:, i] + joint.theta_offset, joint.d + 0 * q[:, i]
             else:
-                theta, d = joint.theta_offset + 0 * q[i], q[i] + joint.d
+                theta, d = joint.theta_offset + 0 * q[:, i], q[:, i] + joint.d
             R_link = R @ rot_z(theta)
-            p_link = p + z * d
+            p_link = p + z * d[:, None]
             if jacobians:
                 Jw_link = Jw.copy()
                 Jv_link = Jv - skew(p_link - p) @ Jw
                 if joint.kind == "revolute":
-                    Jw_link[:, i] += z
+                    Jw_link[:, :, i] += z
                 else:
-                    Jv_link[:, i] += z
+                    Jv_link[:, :, i] += z
             beam = np.eye(3) if joint.kind == "revolute" else PRISMATIC_BEAM
             R_body = R_link @ beam
             tip = self.tip_maps.get(i) if link.is_flexible else None
@@ -123,17 +132,17 @@ class ChainKinematics:
                     Jw_tip = Jw_link.copy()
                     Jv_tip = Jv_link - skew(offset) @ Jw_link
             else:
-                delta = q[tip.columns]
-                theta_tip = tip.rotation @ delta
-                u_local = np.array([link.length, 0.0, 0.0]) + tip.translation @ delta
-                offset = R_body @ u_local
+                delta = q[:, tip.columns]
+                theta_tip = delta @ tip.rotation.T
+                u_local = np.array([link.length, 0.0, 0.0]) + delta @ tip.translation.T
+                offset = (R_body @ u_local[:, :, None])[:, :, 0]
                 R_end = R_body @ exp_so3(theta_tip) @ beam.T
                 if jacobians:
                     Jw_tip = Jw_link.copy()
-                    Jw_tip[:, tip.columns] += R_body @ (left_jacobian(theta_tip) @ tip.rotation)
+                    Jw_tip[:, :, tip.columns] += R_body @ (left_jacobian(theta_tip) @ tip.rotation)
                     Jv_tip = Jv_link - skew(offset) @ Jw_link
-                    Jv_tip[:, tip.columns] += R_body @ tip.translation
-            R_tip = R_end @ rot_x(joint.alpha + 0 * q[i])
+                    Jv_tip[:, :, tip.columns] += R_body @ tip.translation
+            R_tip = R_end @ rot_x(joint.alpha + 0 * q[:, i])
             p_tip = p_link + offset
             frames = LinkFrames(R_link, p_link, R_body, R_end, R_tip, p_tip, z)
             if jacobians:
