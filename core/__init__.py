@@ -7,9 +7,28 @@ from core.arm import Arm, Damping, Joint, Link, LumpedMass, Payload
 from core.basis import BeamBasis
 from core.engine import ChainModel
 from core.loads import distal_load
+from core.analysis import closed_loop_eigenvalues, zero_dynamics
+from core.controllers import CONTROLLERS, PD, ComputedTorque, Decoupling, FeedForward
 from core.model import SOLVERS, Model
+from core.rigid import rigid_equivalent
+from core.simulation import SimulationError, energy_drift, simulate
+from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
 
 __all__ = [
+    "CONTROLLERS",
+    "PD",
+    "CartesianCircle",
+    "ComputedTorque",
+    "Cycloidal",
+    "Decoupling",
+    "FeedForward",
+    "ParabolicBlend",
+    "SimulationError",
+    "closed_loop_eigenvalues",
+    "energy_drift",
+    "rigid_equivalent",
+    "simulate",
+    "zero_dynamics",
     "SOLVERS",
     "Arm",
     "BeamBasis",

@@ -47,8 +47,19 @@ from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
-#: How many recent configurations keep their ∂M/∂q cached.
+#: How many recent configurations keep M, ∂M/∂q and G cached.
 DERIVATIVE_CACHE = 8
+
+
+def _first_of(frames):
+    """The first configuration of a batch of frames, as a batch of one."""
+    import copy
+
+    first = copy.copy(frames)
+    for name, value in vars(frames).items():
+        if value is not None:
+            setattr(first, name, value[:1])
+    return first
 
 
 class ChainModel(Model):
@@ -142,7 +153,7 @@ class ChainModel(Model):
         self._B = self._build_input_matrix()
         self._K = self._build_stiffness()
         self._D = self._build_damping()
-        self._derivatives = lru_cache(maxsize=DERIVATIVE_CACHE)(self._mass_derivatives_from_bytes)
+        self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -226,7 +237,26 @@ class ChainModel(Model):
         return q
 
     def mass_matrix(self, q) -> np.ndarray:
-        return self._mass_batch(self._check(q)[None])[0]
+        q = self._check(q)
+        if np.iscomplexobj(q):
+            return self._mass_batch(q[None])[0]
+        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[0].copy()
+
+    def _terms_from_bytes(self, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M, ∂M/∂q and G at one real q from a single batched pass.
+
+        Row 0 of the batch is q itself, rows 1.. are q + ih e_k (k ≥ 2; M does
+        not depend on the first joint variable: moving the whole chain about
+        or along the fixed base axis changes no relative velocity).
+        """
+        q = np.frombuffer(key, dtype=float)
+        batch = q + 1j * COMPLEX_STEP * np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[1:]])
+        frames = self.kinematics.frames(batch)
+        masses = self._mass_batch(batch, frames)
+        derivatives = np.zeros((self.n_dof, self.n_dof, self.n_dof))
+        derivatives[1:] = np.imag(masses[1:]) / COMPLEX_STEP
+        gravity = np.real(self._gravity_batch(batch[:1], [_first_of(f) for f in frames]))[0]
+        return np.real(masses[0]), derivatives, gravity
 
     def _body_jacobian(self, f, number: int, dtype) -> np.ndarray:
         """(B, 6 + m, n): beam-frame (v, Ω) and δ̇ of flexible link ``number`` from q̇."""
@@ -238,11 +268,11 @@ class ChainModel(Model):
         J[:, 6:, self.flex_columns[number]] = np.eye(body.n_coordinates)
         return J
 
-    def _mass_batch(self, q: np.ndarray) -> np.ndarray:
+    def _mass_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
         """M for a batch of configurations q (B, n_dof) → (B, n_dof, n_dof)."""
         dtype = np.result_type(q, float)
         M = np.zeros((q.shape[0], self.n_dof, self.n_dof), dtype=dtype)
-        frames = self.kinematics.frames(q)
+        frames = self.kinematics.frames(q) if frames is None else frames
         for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
             number = i + 1
             if link.is_flexible:
@@ -277,37 +307,29 @@ class ChainModel(Model):
 
     def mass_matrix_derivatives(self, q) -> np.ndarray:
         q = np.ascontiguousarray(self._check(q), dtype=float)
-        return self._derivatives(q.tobytes()).copy()
-
-    def _mass_derivatives_from_bytes(self, key: bytes) -> np.ndarray:
-        q = np.frombuffer(key, dtype=float)
-        out = np.zeros((self.n_dof, self.n_dof, self.n_dof))
-        # M does not depend on the first joint variable: moving the whole chain
-        # about (or along) the fixed base axis changes no relative velocity.
-        # All other complex-step directions go through one batched pass.
-        shifted = q + 1j * COMPLEX_STEP * np.eye(self.n_dof)[1:]
-        if shifted.shape[0]:
-            out[1:] = np.imag(self._mass_batch(shifted)) / COMPLEX_STEP
-        return out
+        return self._terms(q.tobytes())[1].copy()
 
     def _gravity(self) -> np.ndarray:
         return np.asarray(self.arm.gravity, dtype=float)
 
     def gravity_forces(self, q) -> np.ndarray:
-        return self._gravity_batch(self._check(q)[None])[0]
+        q = self._check(q)
+        if np.iscomplexobj(q):
+            return self._gravity_batch(q[None])[0]
+        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[2].copy()
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
         shifted = q + 1j * COMPLEX_STEP * np.eye(self.n_dof)
         return (np.imag(self._gravity_batch(shifted)) / COMPLEX_STEP).T
 
-    def _gravity_batch(self, q: np.ndarray) -> np.ndarray:
+    def _gravity_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
         g = self._gravity()
         dtype = np.result_type(q, float)
         G = np.zeros((q.shape[0], self.n_dof), dtype=dtype)
         if not np.any(g):
             return G
-        frames = self.kinematics.frames(q)
+        frames = self.kinematics.frames(q) if frames is None else frames
         for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
             number = i + 1
             if link.is_flexible:

@@ -1,0 +1,133 @@
+"""Joint controllers (SPEC §7). One registry, :data:`CONTROLLERS`.
+
+A controller is called as ``controller(t, q, qd, model, reference)`` and
+returns the joint inputs τ, shape (n_joints,). ``reference`` is
+``(q_d, qd_d, qdd_d)`` of the trajectory at t (joint coordinates), or None
+when the simulation has no trajectory (then regulation to the initial
+configuration is the caller's choice: pass a constant trajectory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.model import Model
+
+Reference = tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+
+def _gains(name: str, value, n: int) -> np.ndarray:
+    array = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return array
+
+
+def _need(reference: Reference, name: str):
+    if reference is None:
+        raise ValueError(f"{name} needs a trajectory (pass trajectory= to simulate)")
+    return reference
+
+
+@dataclass(frozen=True)
+class FeedForward:
+    """Open-loop torques τ(t).
+
+    Build from a function of time, or with :meth:`rigid_inverse_dynamics`:
+    the torques that drive the *rigid* equivalent arm along the reference.
+    """
+
+    torque: Callable[[float, Reference], np.ndarray]
+
+    def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        return np.asarray(self.torque(t, reference), dtype=float)
+
+    @classmethod
+    def rigid_inverse_dynamics(cls, rigid_model: Model) -> FeedForward:
+        """τ = M(q_d) q̈_d + C q̇_d + D q̇_d + G(q_d) of ``rigid_model`` (no flexible coordinates)."""
+        if rigid_model.n_dof != rigid_model.n_joints:
+            raise ValueError("rigid_model must have joint coordinates only (see core.rigid.rigid_equivalent)")
+
+        def torque(t: float, reference: Reference) -> np.ndarray:
+            q_d, qd_d, qdd_d = _need(reference, "feed-forward from inverse dynamics")
+            return rigid_model.inverse_dynamics(q_d, qd_d, qdd_d)
+
+        return cls(torque)
+
+
+@dataclass(frozen=True)
+class PD:
+    """τ = K_p (q_d − q_r) + K_d (q̇_d − q̇_r) on the joint coordinates."""
+
+    kp: object
+    kd: object
+
+    def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        q_d, qd_d, _ = _need(reference, "PD")
+        n = model.n_joints
+        return _gains("kp", self.kp, n) * (q_d - q[:n]) + _gains("kd", self.kd, n) * (qd_d - qd[:n])
+
+
+def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
+    """τ that gives the joint coordinates exactly the accelerations u.
+
+    From M q̈ = B τ − H with H = C q̇ + D q̇ + K q + G − B τ_c: the joint rows
+    of q̈ are S M⁻¹(Bτ − H), so τ = (S M⁻¹ B)⁻¹ (u + S M⁻¹ H). For clamped
+    frames (B = [I; 0]) this is the decoupling law of SPEC §7,
+    τ = (M_rr − M_rf M_ff⁻¹ M_rfᵀ) u + h_r − M_rf M_ff⁻¹ (h_f + K q_f).
+    """
+    M = model.mass_matrix(q)
+    B = model.input_matrix(q)
+    H = (
+        model.coriolis_matrix(q, qd) @ qd
+        + model.damping_matrix(q) @ qd
+        + model.stiffness_matrix(q) @ q
+        + model.gravity_forces(q)
+        - B @ model.friction_forces(q, qd)
+    )
+    n = model.n_joints
+    MinvB = np.linalg.solve(M, B)[:n]
+    MinvH = np.linalg.solve(M, H)[:n]
+    return np.linalg.solve(MinvB, u + MinvH)
+
+
+@dataclass(frozen=True)
+class ComputedTorque:
+    """Computed torque on the joint coordinates of a rigid model: τ = M u + h,
+    u = q̈_d + K_d (q̇_d − q̇) + K_p (q_d − q). For a flexible model use
+    :class:`Decoupling`, which accounts for the flexible coordinates."""
+
+    kp: object
+    kd: object
+
+    def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        if model.n_dof != model.n_joints:
+            raise ValueError("ComputedTorque acts on rigid models; use Decoupling for flexible ones")
+        q_d, qd_d, qdd_d = _need(reference, "computed torque")
+        n = model.n_joints
+        u = qdd_d + _gains("kd", self.kd, n) * (qd_d - qd) + _gains("kp", self.kp, n) * (q_d - q)
+        return _joint_acceleration_law(model, q, qd, u)
+
+
+@dataclass(frozen=True)
+class Decoupling:
+    """Model-based decoupling (SPEC §7): the joint errors e = q_r − q_d obey
+    ë + G_v ė + G_p e = 0 exactly, whatever the flexible coordinates do; they
+    obey M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r (clamped frames)."""
+
+    Gp: object
+    Gv: object
+
+    def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        q_d, qd_d, qdd_d = _need(reference, "decoupling")
+        n = model.n_joints
+        e, e_dot = q[:n] - q_d, qd[:n] - qd_d
+        u = qdd_d - _gains("Gv", self.Gv, n) * e_dot - _gains("Gp", self.Gp, n) * e
+        return _joint_acceleration_law(model, q, qd, u)
+
+
+#: Controllers by name (study configs).
+CONTROLLERS = {"feed-forward": FeedForward, "pd": PD, "computed-torque": ComputedTorque, "decoupling": Decoupling}

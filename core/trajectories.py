@@ -1,0 +1,142 @@
+"""Joint-space reference trajectories: position, velocity and acceleration.
+
+Every trajectory is a frozen dataclass with ``evaluate(t) -> (q, qd, qdd)``,
+each an ndarray of shape (n_joints,) [rad or m, per s, per s²].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _vector(name: str, value) -> np.ndarray:
+    array = np.atleast_1d(np.asarray(value, dtype=float))
+    if array.ndim != 1 or not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be a finite vector, got {value!r}")
+    return array
+
+
+@dataclass(frozen=True)
+class Cycloidal:
+    """θ_i(t) = q0_i + k_i [t − (T_i/π) sin(πt/T_i)] (seed paper 001).
+
+    The rate k_i(1 − cos(πt/T_i)) starts and (at t = 2T_i) ends at zero.
+    """
+
+    k: tuple[float, ...]
+    T: tuple[float, ...]
+    q0: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        k, T = _vector("k", self.k), _vector("T", self.T)
+        if k.shape != T.shape:
+            raise ValueError(f"k and T must have the same length, got {k.size} and {T.size}")
+        if np.any(T <= 0):
+            raise ValueError(f"T must be > 0, got {tuple(T)}")
+        q0 = np.zeros_like(k) if self.q0 is None else _vector("q0", self.q0)
+        if q0.shape != k.shape:
+            raise ValueError(f"q0 must have {k.size} entries, got {q0.size}")
+        object.__setattr__(self, "k", tuple(k))
+        object.__setattr__(self, "T", tuple(T))
+        object.__setattr__(self, "q0", tuple(q0))
+
+    def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k, T, q0 = np.array(self.k), np.array(self.T), np.array(self.q0)
+        w = np.pi / T
+        return (
+            q0 + k * (t - np.sin(w * t) / w),
+            k * (1 - np.cos(w * t)),
+            k * w * np.sin(w * t),
+        )
+
+
+@dataclass(frozen=True)
+class ParabolicBlend:
+    """Linear segment with parabolic blends from q_start to q_end in time T (seed paper 002).
+
+    Constant acceleration a = Δq / (t_b (T − t_b)) for the first t_b seconds,
+    constant velocity, constant deceleration for the last t_b; at rest before
+    0 and after T. ``blend`` is t_b, 0 < t_b ≤ T/2 (t_b = T/2: no linear part).
+    """
+
+    q_start: tuple[float, ...]
+    q_end: tuple[float, ...]
+    T: float
+    blend: float
+
+    def __post_init__(self) -> None:
+        start, end = _vector("q_start", self.q_start), _vector("q_end", self.q_end)
+        if start.shape != end.shape:
+            raise ValueError(f"q_start and q_end must have the same length, got {start.size} and {end.size}")
+        if not (math.isfinite(self.T) and self.T > 0):
+            raise ValueError(f"T must be finite and > 0, got {self.T!r}")
+        if not (0 < self.blend <= self.T / 2):
+            raise ValueError(f"blend must be in (0, T/2] = (0, {self.T / 2}], got {self.blend!r}")
+        object.__setattr__(self, "q_start", tuple(start))
+        object.__setattr__(self, "q_end", tuple(end))
+
+    def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        start, end = np.array(self.q_start), np.array(self.q_end)
+        T, tb = self.T, self.blend
+        a = (end - start) / (tb * (T - tb))
+        if t <= 0:
+            return start, 0 * a, 0 * a
+        if t >= T:
+            return end, 0 * a, 0 * a
+        if t < tb:
+            return start + 0.5 * a * t**2, a * t, a
+        if t <= T - tb:
+            return start + a * tb * (t - tb / 2), a * tb, 0 * a
+        r = T - t
+        return end - 0.5 * a * r**2, a * r, -a
+
+
+@dataclass(frozen=True)
+class CartesianCircle:
+    """Tip on a circle x = x0 + r cos(ωt), y = y0 + r sin(ωt), through the rigid
+    inverse kinematics of a planar two-link arm with link lengths l1, l2 (seed paper 003).
+
+    ``elbow`` = +1 or −1 picks the branch sign of θ2. Velocities and
+    accelerations follow from q̇ = J⁻¹ẋ and q̈ = J⁻¹(ẍ − J̇q̇).
+    """
+
+    center: tuple[float, float]
+    radius: float
+    omega: float
+    lengths: tuple[float, float]
+    elbow: int = -1
+
+    def __post_init__(self) -> None:
+        l1, l2 = self.lengths
+        x0, y0 = self.center
+        far = math.hypot(x0, y0) + self.radius
+        near = math.hypot(x0, y0) - self.radius
+        if far > l1 + l2 or near < abs(l1 - l2):
+            raise ValueError(
+                f"circle (center {self.center}, radius {self.radius}) leaves the workspace "
+                f"[{abs(l1 - l2)}, {l1 + l2}] m of links {self.lengths}"
+            )
+        if self.elbow not in (1, -1):
+            raise ValueError(f"elbow must be +1 or -1, got {self.elbow!r}")
+
+    def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        (x0, y0), r, w = self.center, self.radius, self.omega
+        l1, l2 = self.lengths
+        x, y = x0 + r * math.cos(w * t), y0 + r * math.sin(w * t)
+        xd = np.array([-r * w * math.sin(w * t), r * w * math.cos(w * t)])
+        xdd = -(w**2) * np.array([x - x0, y - y0])
+        c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2 * l1 * l2)
+        q2 = self.elbow * math.acos(max(-1.0, min(1.0, c2)))
+        q1 = math.atan2(y, x) - math.atan2(l2 * math.sin(q2), l1 + l2 * math.cos(q2))
+        s1, c1, s12, c12 = math.sin(q1), math.cos(q1), math.sin(q1 + q2), math.cos(q1 + q2)
+        J = np.array([[-l1 * s1 - l2 * s12, -l2 * s12], [l1 * c1 + l2 * c12, l2 * c12]])
+        qd = np.linalg.solve(J, xd)
+        u1, u12 = qd[0], qd[0] + qd[1]
+        J_dot_qd = np.array(
+            [-l1 * c1 * u1**2 - l2 * c12 * u12**2, -l1 * s1 * u1**2 - l2 * s12 * u12**2]
+        )
+        qdd = np.linalg.solve(J, xdd - J_dot_qd)
+        return np.array([q1, q2]), qd, qdd
