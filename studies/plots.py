@@ -50,3 +50,39 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize=7)
     return save(figure, folder, "convergence")
+
+
+def complex_plane_plot(points: pd.DataFrame, folder: Path, stem: str) -> list[str]:
+    """Eigenvalues in the complex plane, one marker series per case (columns ``real``, ``imag``)."""
+    from studies.models import discretization_label
+
+    figure, axis = plt.subplots(figsize=(6, 4.5))
+    for _, group in points.groupby("case"):
+        axis.plot(group["real"], group["imag"], "o", ms=4, alpha=0.8, label=discretization_label(group.iloc[0].to_dict()))
+    axis.axvline(0.0, color="k", lw=0.6)
+    axis.axhline(0.0, color="k", lw=0.6)
+    axis.set_xlabel("Re [rad/s]")
+    axis.set_ylabel("Im [rad/s]")
+    axis.set_xscale("symlog", linthresh=1.0)
+    axis.set_yscale("symlog", linthresh=1.0)
+    axis.legend(fontsize=6, ncol=2)
+    axis.grid(True, alpha=0.3)
+    return save(figure, folder, stem)
+
+
+def time_plot(results: pd.DataFrame, columns: list[list[str]], titles: list[str], folder: Path, stem: str) -> list[str]:
+    """Time histories of several cases overlaid: one panel per group of columns."""
+    from studies.models import discretization_label
+
+    figure, axes = plt.subplots(len(columns), 1, figsize=(7, 2.3 * len(columns)), sharex=True, squeeze=False)
+    for axis, group_columns, title in zip(axes[:, 0], columns, titles):
+        for _, case in results.groupby("case"):
+            label = discretization_label(case.iloc[0].to_dict())
+            for column in group_columns:
+                if column in case:
+                    axis.plot(case["time"], case[column], lw=1, label=f"{label} {column}")
+        axis.set_ylabel(title)
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=5, ncol=2)
+    axes[-1, 0].set_xlabel("time [s]")
+    return save(figure, folder, stem)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import textwrap
 from pathlib import Path
 
@@ -51,10 +51,24 @@ def run_cli(*args: str) -> int:
     return cli.main(list(args))
 
 
+#: Simulation examples run with this horizon in the test suite (their full
+#: horizons are for the reports; the runs are otherwise the shipped configs).
+SHORT_HORIZON = 0.2
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("example", sorted(cli.examples()))
 def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
-    assert run_cli("run", "--example", example, "--output", str(tmp_path / example)) == 0
+    path = cli.examples()[example]
+    config = load_config(path)
+    if config.study.kind == "simulation":
+        analysis = dict(config.analysis, t_end=SHORT_HORIZON, output_points=41)
+        text = path.read_text()
+        short = tmp_path / f"{example}.toml"
+        short.write_text(re.sub(r"(?m)^t_end = .*$", f"t_end = {SHORT_HORIZON}", re.sub(r"(?m)^output_points = .*$", "output_points = 41", text)))
+        assert load_config(short).analysis == analysis
+        path = short
+    assert run_cli("run", str(path), "--output", str(tmp_path / example)) == 0
     folder = tmp_path / example
     assert (folder / "results.csv").exists() and (folder / "summary.md").exists()
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -236,3 +250,54 @@ def test_version_and_usage_errors(capsys):
     assert exit_info.value.code == 2
     assert run_cli("run", "--example", "nope") == 2
     assert "unknown example 'nope'" in capsys.readouterr().err
+
+
+def test_zero_dynamics_study_separates_the_frame_choices(tmp_path):
+    """Seed 000 §4.2: pinned-pinned frames → zeros in the right half-plane;
+    clamped-free → none (on the imaginary axis)."""
+    assert run_cli("run", "--example", "zero-dynamics", "--output", str(tmp_path / "z")) == 0
+    table = pd.read_csv(tmp_path / "z" / "zero_dynamics.csv")
+    pinned = table[table["shape"] == "pinned-pinned"]
+    clamped = table[table["shape"] == "clamped-free"]
+    assert (pinned["right_half_plane"] > 0).all()
+    assert (clamped["right_half_plane"] == 0).all()
+    assert (tmp_path / "z" / "zero_dynamics.png").exists()
+
+
+def test_simulation_study_reports_time_histories(tmp_path):
+    text = textwrap.dedent(
+        """
+        [study]
+        name = "sim"
+        kind = "simulation"
+
+        [arm]
+        preset = "one-flexible-link"
+
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [2]
+        elements = [2]
+
+        [analysis]
+        t_end = 0.2
+        controller = { kind = "pd", kp = 5.0, kd = 0.5 }
+        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
+        output_points = 21
+        spectrum = true
+
+        [report]
+        plots = true
+        """
+    )
+    assert run_cli("run", str(write(tmp_path, text)), "--output", str(tmp_path / "s")) == 0
+    results = pd.read_csv(tmp_path / "s" / "results.csv")
+    assert len(results) == 2 * 21
+    for column in ("time", "theta1", "tau1", "tip_w1", "energy", "energy_balance_error", "theta1_ref"):
+        assert column in results.columns
+    assert (tmp_path / "s" / "time_response.png").exists()
+    summary = (tmp_path / "s" / "summary.md").read_text()
+    assert "maxima and differences" in summary and "tip acceleration spectrum" in summary
+    bad = text.replace('kind = "pd"', 'kind = "pid"')
+    assert run_cli("run", str(write(tmp_path, bad, "bad.toml"))) == 2

@@ -1,0 +1,71 @@
+"""``zero-dynamics``: zeros with the joint coordinates as outputs, per shape family and mode count.
+
+Rows: one per case × eigenvalue, ``set`` = ``"zero"`` (zero-dynamics
+eigenvalues, :func:`core.zero_dynamics`) or ``"stiffness"`` (eigenvalues of
+M_ff⁻¹ K_ff at the configuration), with ``real``, ``imag`` [rad/s].
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from core.analysis import zero_dynamics
+from studies.kinds.base import StudyKind
+from studies.kinds.frequencies import sweep_columns
+from studies.models import build_model, discretization_label
+from studies.plots import complex_plane_plot
+
+
+class ZeroDynamicsAnalysis(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    configuration: list[float] | None = None  # joint variables [rad, m]; default zero
+
+
+class ZeroDynamics(StudyKind):
+    name = "zero-dynamics"
+    analysis_schema = ZeroDynamicsAnalysis
+
+    def run_case(self, arm, case, analysis):
+        joints = np.zeros(arm.n_joints) if analysis.configuration is None else np.array(analysis.configuration)
+        if joints.shape != (arm.n_joints,):
+            raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {joints.size}")
+        model = build_model(arm, case, reference=joints)
+        q = np.zeros(model.n_dof)
+        q[: arm.n_joints] = joints
+        zeros = zero_dynamics(model, q)
+        f = model.flex
+        ratio = np.linalg.eigvals(np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f]))
+        ratio = ratio[np.lexsort((ratio.imag, ratio.real))]
+        base = {**sweep_columns(case), "n_dof": model.n_dof}
+        rows = [{**base, "set": "zero", "index": k, "real": float(z.real), "imag": float(z.imag)} for k, z in enumerate(zeros, 1)]
+        rows += [{**base, "set": "stiffness", "index": k, "real": float(z.real), "imag": float(z.imag)} for k, z in enumerate(ratio, 1)]
+        return rows
+
+    def tables(self, results, analysis):
+        zeros = results[results["set"] == "zero"]
+        scale = zeros.groupby("case")[["real", "imag"]].transform(lambda c: c.abs().max()).max(axis=1)
+        right = zeros[zeros["real"] > 1e-9 * scale].groupby(["backend", "shape", "modes", "elements"]).size()
+        summary = zeros.groupby(["backend", "shape", "modes", "elements"]).agg(
+            zeros=("index", "size"), largest_real_part=("real", "max"), smallest_abs_imag=("imag", lambda v: v.abs().min())
+        )
+        summary["right_half_plane"] = right.reindex(summary.index, fill_value=0)
+        return {"zero dynamics": summary.reset_index()}
+
+    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+        text = [
+            "Zeros of the linearized dynamics with the joint coordinates as outputs. Zeros in the "
+            "right half-plane (right_half_plane > 0) make the joint-output system non-minimum phase."
+        ]
+        zeros = results[results["set"] == "zero"]
+        for case, group in zeros.groupby("case"):
+            label = discretization_label(group.iloc[0].to_dict())
+            values = ", ".join(f"{r:.4g}{i:+.4g}j" for r, i in zip(group["real"], group["imag"]))
+            text.append(f"- {label}: {values}")
+        if plots:
+            names = complex_plane_plot(zeros, folder, "zero_dynamics")
+            text.append(f"![zeros]({names[0]}) ([PDF]({names[1]}))")
+        return text
