@@ -16,9 +16,10 @@ def _cell(value) -> str:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    """A pipe table; "|" inside cells is escaped so it cannot break the columns."""
+    header = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
-    rows = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    rows = ["| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows])
 
 

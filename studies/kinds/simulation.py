@@ -130,8 +130,8 @@ class Simulation(StudyKind):
         for case, group in results.groupby("case"):
             row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}
             for column in tips:
-                row[f"max|{column}|"] = group[column].abs().max()
-            row["max|joint − finest|"] = float(np.max(np.abs(group[joints].to_numpy() - reference[joints].to_numpy()))) if joints else np.nan
+                row[f"max_abs_{column}"] = group[column].abs().max()
+            row["max_joint_diff_to_finest"] = float(np.max(np.abs(group[joints].to_numpy() - reference[joints].to_numpy()))) if joints else np.nan
             row["energy_balance_error"] = group["energy_balance_error"].abs().max()
             row["rhs_evaluations"] = int(group["nfev"].iloc[0])
             rows.append(row)
