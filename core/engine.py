@@ -384,6 +384,17 @@ class ChainModel(Model):
         local = np.array([s, values[:, 0] @ E_y @ delta, values[:, 0] @ E_z @ delta])
         return f.p_link[0] + f.R_body[0] @ local
 
+    def tip_deflections(self, q) -> dict[str, float]:
+        q = np.asarray(q, dtype=float)
+        out = {}
+        for number, columns in self.flex_columns.items():
+            body, tip = self.bodies[number], self.bases[number].tip_value
+            E_y, E_z = body.E
+            out[f"tip_w{number}"] = float(tip @ E_y @ q[columns])
+            if body.planes == 2:
+                out[f"tip_v{number}"] = float(tip @ E_z @ q[columns])
+        return out
+
     def tip_position(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]

@@ -119,6 +119,11 @@ class Model(ABC):
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Base-frame position [m] of the tip of the last link."""
 
+    def tip_deflections(self, q: np.ndarray) -> dict[str, float]:
+        """Tip deflection of each flexible link in its own frame [m], by name
+        (``tip_w<i>`` in-plane, ``tip_v<i>`` out-of-plane); none by default."""
+        return {}
+
     # -- shared dynamics ----------------------------------------------------
     def _state(self, q, qd=None) -> tuple[np.ndarray, np.ndarray]:
         q = np.asarray(q, dtype=float)

@@ -127,7 +127,6 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajecto
     n = model.n_dof
     names = list(model.coordinates)
     rows: list[dict[str, Any]] = []
-    flexible = getattr(model, "flex_columns", {})
     for t, x in zip(times, states.T):
         q, qd = x[:n], x[n : 2 * n]
         tau = inputs(t, q, qd)
@@ -137,14 +136,7 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajecto
         row.update({f"tau{i}": v for i, v in enumerate(tau, start=1)})
         tip = model.tip_position(q)
         row.update(tip_x=tip[0], tip_y=tip[1], tip_z=tip[2])
-        for number, columns in flexible.items():
-            basis = model.bases[number]
-            body = model.bodies[number]
-            E_y, E_z = body.E
-            delta = q[columns]
-            row[f"tip_w{number}"] = basis.tip_value @ E_y @ delta
-            if body.planes == 2:
-                row[f"tip_v{number}"] = basis.tip_value @ E_z @ delta
+        row.update(model.tip_deflections(q))
         if trajectory is not None:
             q_d, _, _ = trajectory.evaluate(t)
             row.update({f"{name}_ref": v for name, v in zip(names[: model.n_joints], q_d)})

@@ -21,8 +21,6 @@ from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
 from studies.errors import ConfigError
 
-BACKENDS = ("amm", "fem")
-SHAPES = ("clamped-free", "pinned-pinned", "clamped-mass")
 #: The FEM frame that reproduces each AMM family's boundary conditions.
 FEM_FRAME = {"clamped-free": "clamped", "clamped-mass": "clamped", "pinned-pinned": "pinned"}
 

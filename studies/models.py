@@ -17,6 +17,16 @@ def build_model(arm: Arm, case: dict[str, Any], reference=None) -> Model:
     return FiniteElementModel(arm, elements=case["elements"], frame=case["shape"])
 
 
+def finest_case(results) -> int:
+    """Number of the case with the most coordinates (ties: FEM over AMM, then the later case).
+
+    ``results`` is a DataFrame with ``case``, ``n_dof`` and ``backend`` columns;
+    this is the reference wherever no exact one exists.
+    """
+    order = results.drop_duplicates("case").sort_values(["n_dof", "backend", "case"])
+    return int(order.iloc[-1]["case"])
+
+
 def discretization_label(case: dict[str, Any]) -> str:
     if case["backend"] == "amm":
         return f"AMM {case['shape']} x{case['modes']}"

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from core.arm import Arm
 from studies.kinds.base import StudyKind
-from studies.models import build_model, discretization_label
+from studies.models import build_model, discretization_label, finest_case
 from studies.references import exact_locked_frequencies
 
 
@@ -63,10 +63,9 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis)
         results["reference"] = values[results["mode"].to_numpy() - 1]
         results["reference_source"] = source
     else:
-        order = results.drop_duplicates("case").sort_values(["n_dof", "backend", "case"])
-        finest = order.iloc[-1]
-        reference = results[results["case"] == finest["case"]].set_index("mode")["omega"]
-        label = discretization_label(finest.to_dict())
+        finest = finest_case(results)
+        reference = results[results["case"] == finest].set_index("mode")["omega"]
+        label = discretization_label(results[results["case"] == finest].iloc[0].to_dict())
         results["reference"] = results["mode"].map(reference)
         results["reference_source"] = f"finest: {label}"
     results["rel_error"] = (results["omega"] - results["reference"]) / results["reference"]

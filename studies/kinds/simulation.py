@@ -23,7 +23,7 @@ from core.simulation import METHODS, simulate
 from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
 from studies.kinds.base import StudyKind
 from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, discretization_label
+from studies.models import build_model, finest_case
 from studies.plots import time_plot
 
 
@@ -118,13 +118,13 @@ class Simulation(StudyKind):
         )
         for key, value in sweep_columns(case).items():
             frame.insert(0, key, value)
+        frame["n_dof"] = model.n_dof
         frame["nfev"] = frame.attrs["nfev"]
         return frame.to_dict("records")
 
     def tables(self, results, analysis):
         rows = []
-        finest = results.drop_duplicates("case").sort_values(["n_dof", "backend", "case"]).iloc[-1]["case"] if "n_dof" in results else None
-        reference = results[results["case"] == (finest if finest is not None else results["case"].max())]
+        reference = results[results["case"] == finest_case(results)]
         joints = [c for c in results.columns if c.startswith(("theta", "d")) and c[-1].isdigit() and "_" not in c]
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
         for case, group in results.groupby("case"):
@@ -144,8 +144,8 @@ class Simulation(StudyKind):
         text = [
             f"{analysis.t_end} s, controller {analysis.controller.kind}, trajectory "
             f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
-            f"(rtol {analysis.rtol:g}). Joint differences are to the last case in the table "
-            "(same output times)."
+            f"(rtol {analysis.rtol:g}). Joint differences are to the finest case "
+            "(most coordinates; same output times)."
         ]
         if plots:
             joints = [c for c in results.columns if c[-1].isdigit() and c.startswith(("theta", "d")) and "_" not in c]

@@ -32,7 +32,7 @@ from scipy.integrate import solve_ivp
 
 from studies.kinds.base import StudyKind
 from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, discretization_label
+from studies.models import build_model, discretization_label, finest_case
 
 
 class VerifyAnalysis(BaseModel):
@@ -152,7 +152,7 @@ def _agreement(results: pd.DataFrame) -> pd.DataFrame:
     """First locked frequencies of each case and their relative difference to the finest case."""
     omega = results[results["check"].str.startswith("omega_")].copy()
     omega["mode"] = omega["check"].str.removeprefix("omega_").astype(int)
-    finest = omega.drop_duplicates("case").sort_values(["n_dof", "backend", "case"]).iloc[-1]["case"]
+    finest = finest_case(omega)
     reference = omega[omega["case"] == finest].set_index("mode")["worst"]
     omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(reference)
     table = omega.pivot_table(index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_diff_to_finest")
