@@ -9,12 +9,24 @@ import numpy as np
 
 import shapes
 from core.arm import Arm
-from core.basis import BeamBasis
+from core.basis import BeamBasis, TranslatingBasis
 from core.engine import ChainModel
 from core.loads import distal_load
+from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
 
 #: Families usable for a link of fixed length (``beta-ode`` is for translating links).
 FIXED_LENGTH_FAMILIES = ("pinned-pinned", "clamped-free", "clamped-mass")
+#: Families usable for a translating link: clamped at the hub exit, fixed on η = s/l.
+TRANSLATING_FAMILIES = ("clamped-free", "clamped-mass")
+
+
+def translating_basis(family: shapes.ShapeFamily, modes: int, reference_length: float) -> TranslatingBasis:
+    """The first ``modes`` shapes of ``family`` as functions of η = s/l on a translating link."""
+    unit = modal_basis(family, modes, 1.0)
+    panels = int(np.ceil(float(family.betas(modes)[-1]) / np.pi)) + EXTRA_PANELS
+    return TranslatingBasis.from_unit(
+        unit, np.linspace(0.0, 1.0, panels + 1), reference_length=reference_length, points=POINTS_PER_PANEL
+    )
 
 
 def modal_basis(family: shapes.ShapeFamily, modes: int, length: float) -> BeamBasis:
@@ -58,7 +70,9 @@ class AssumedModesModel(ChainModel):
         ``{1: ("clamped-mass", 3, {"mass_ratio": 1.0, "inertia_ratio": 0.1})}``.
     reference : array_like, optional
         Joint configuration at which the distal load of ``"clamped-mass"``
-        shapes without explicit ratios is evaluated (default: all zero).
+        shapes without explicit ratios is evaluated, and, for a translating
+        link, the free length whose shapes are used (default: all joint
+        variables zero, translating links fully extended).
     **engine_options
         Passed to :class:`~core.engine.ChainModel` (``coulomb``, ``coulomb_velocity``).
 
@@ -68,6 +82,12 @@ class AssumedModesModel(ChainModel):
     (:func:`core.loads.distal_load`): the mass beyond its tip and the rotary
     inertia about the tip's in-plane bending axis, so μ = M/(ρA L) and
     j = J/(ρA L³). Both bending planes of a link use the same shapes.
+
+    A translating link (flexible, on a prismatic joint) uses ``"clamped-free"``
+    or ``"clamped-mass"`` shapes on η = s/l, with the roots of the free length
+    l_ref of the reference configuration (μ = M/(ρA l_ref), j = J/(ρA l_ref³)):
+    exact modes at l_ref, a fixed Ritz basis elsewhere (SPEC §4; the shapes do
+    not follow l — β tracking in time is :mod:`shapes.beta_ode`).
     """
 
     def __init__(
@@ -86,23 +106,30 @@ class AssumedModesModel(ChainModel):
                 f"shapes: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
             )
         self.choices: dict[int, tuple[str, int, dict]] = {}
+        reference = _reference(arm, reference)
+        self.reference = reference
         bases = {}
         for number in arm.flexible_links:
             spec = overrides.get(number, (shape, modes))
-            name, count, params = _parse_choice(number, spec)
+            translating = number in arm.translating_links
+            name, count, params = _parse_choice(number, spec, translating)
             link = arm.links[number - 1]
+            length = reference[number - 1] if translating else link.length
             if name == "clamped-mass" and not params:
                 mass, inertia = distal_load(arm, number, reference)
                 params = {
-                    "mass_ratio": mass / (link.mass_per_length * link.length),
-                    "inertia_ratio": inertia / (link.mass_per_length * link.length**3),
+                    "mass_ratio": mass / (link.mass_per_length * length),
+                    "inertia_ratio": inertia / (link.mass_per_length * length**3),
                 }
             try:
                 family = _family(name, params)
             except ValueError as error:
                 raise ValueError(f"link {number}: {error}") from None
             self.choices[number] = (name, count, params)
-            bases[number] = modal_basis(family, count, link.length)
+            if translating:
+                bases[number] = translating_basis(family, count, length)
+            else:
+                bases[number] = modal_basis(family, count, link.length)
         summary = ", ".join(f"link {k}: {n} x{c}" for k, (n, c, _) in self.choices.items())
         super().__init__(arm, bases, description=f"AMM ({summary or 'rigid'})", **engine_options)
 
@@ -111,16 +138,32 @@ def _family(name: str, params: dict) -> shapes.ShapeFamily:
     return shapes.family(name, **params)
 
 
-def _parse_choice(number: int, spec: Any) -> tuple[str, int, dict]:
+def _reference(arm: Arm, reference) -> np.ndarray:
+    """The reference joint configuration: given, or zeros with translating links fully extended."""
+    if reference is None:
+        return arm.home()
+    q = np.asarray(reference, dtype=float)[: arm.n_joints]
+    if q.shape != (arm.n_joints,):
+        raise ValueError(f"reference must hold at least the {arm.n_joints} joint variables, got {np.shape(reference)}")
+    for number in arm.translating_links:
+        length = arm.links[number - 1].length
+        if not 0.0 < q[number - 1] <= length * (1 + 1e-12):
+            raise ValueError(
+                f"reference: d{number}, the free length of translating link {number}, must lie in "
+                f"(0, {length}] m, got {float(q[number - 1])!r}"
+            )
+    return q
+
+
+def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[str, int, dict]:
     where = f"shapes[{number}]"
     if isinstance(spec, str) or not isinstance(spec, (tuple, list)) or len(spec) not in (2, 3):
         raise ValueError(f"{where}: expected (family, modes) or (family, modes, params), got {spec!r}")
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
-    if name not in FIXED_LENGTH_FAMILIES:
-        raise ValueError(
-            f"{where}: family must be one of {list(FIXED_LENGTH_FAMILIES)} for a link of fixed length, got {name!r}"
-        )
+    allowed, kind = (TRANSLATING_FAMILIES, "translating") if translating else (FIXED_LENGTH_FAMILIES, "fixed-length")
+    if name not in allowed:
+        raise ValueError(f"{where}: family must be one of {list(allowed)} for a {kind} link, got {name!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
         raise ValueError(f"{where}: number of modes must be an integer >= 1, got {count!r}")
     return name, int(count), params

@@ -23,10 +23,10 @@ def zero_dynamics(model: Model, q=None) -> np.ndarray:
     -------
     ndarray of complex, shape (2 n_flex,), sorted by real then imaginary part.
     """
-    q = np.zeros(model.n_dof) if q is None else np.asarray(q, dtype=float)
+    q = model.home() if q is None else np.asarray(q, dtype=float)
     M = model.mass_matrix(q)
     D = model.damping_matrix(q)
-    K = model.stiffness_matrix(q) + model.gravity_stiffness(q)
+    K = model.elastic_stiffness(q) + model.gravity_stiffness(q)
     B = model.input_matrix(q)
     r, f = model.joints, model.flex
     B_f = B[f]

@@ -50,13 +50,15 @@ inertia tensors of the payloads attached to the link.
   ``length`` at the tip, so ``length`` must equal ``a_i``. In-plane bending
   (stiffness ``EI``) deflects the beam along y of L_i, rotating about z (the
   joint axis); out-of-plane bending (``EI_out``) deflects it along z.
-* A flexible link on a **prismatic** joint is a beam of fixed length clamped
-  to the joint's carriage (the origin of L_i) and running along the joint
-  axis z_{i-1}, so ``a_i`` must be 0; s runs from 0 at the carriage to
-  ``length`` at the tip, which carries the next joint. In-plane bending
-  (``EI``) deflects it along x of L_i, out-of-plane bending (``EI_out``)
-  along y. (The translating beam of SPEC §4, sliding through a hub so that
-  its free length is the joint variable, is a separate, later model.)
+* A flexible link on a **prismatic** joint *translates* (SPEC §4): a beam of
+  total length ``length`` slides along the joint axis z_{i-1} through a hub
+  fixed at the origin of L_i (``d`` along z_{i-1}, so ``a_i`` must be 0). The
+  joint variable q_i is the free length l ∈ (0, length] outside the hub;
+  only that part bends (clamped at the hub exit), the rest translates
+  rigidly inside. s runs from 0 at the hub exit to l at the tip, which
+  carries the next joint. In-plane bending (``EI``) deflects it along x of
+  L_i, out-of-plane bending (``EI_out``) along y. Lumped masses would slide
+  through the hub and are not allowed on such a link (a tip payload is).
 * The frame of joint i + 1 is carried by the deformed tip of link i
   (translated by the tip deflection, rotated by the tip slope or by the chord
   angle, see ``Arm.tip_rotation``); that is the dynamics engine's business.
@@ -826,6 +828,12 @@ class Arm(_Description):
                     f"a must be 0 for a prismatic joint carrying flexible link {i} "
                     f"(the beam runs along the joint axis), got {joint.a!r}",
                 )
+            if joint.kind == "prismatic" and link.lumped_masses:
+                raise _FieldError(
+                    f"link {i}",
+                    "lumped masses are not allowed on a translating link (they would slide through "
+                    f"the hub of joint {i}); got {len(link.lumped_masses)}",
+                )
 
     def _check_planar(self) -> None:
         for i, joint in enumerate(self.joints, start=1):
@@ -922,6 +930,22 @@ class Arm(_Description):
     def flexible_links(self) -> tuple[int, ...]:
         """Indices (from 1) of the flexible links."""
         return tuple(i for i, link in enumerate(self.links, start=1) if link.is_flexible)
+
+    @property
+    def translating_links(self) -> tuple[int, ...]:
+        """Indices (from 1) of the flexible links on prismatic joints (free length = joint variable)."""
+        return tuple(
+            i for i, (joint, link) in enumerate(zip(self.joints, self.links), start=1)
+            if link.is_flexible and joint.kind == "prismatic"
+        )
+
+    def home(self) -> np.ndarray:
+        """The default joint configuration: all joint variables zero, except the
+        free length of each translating link, which is fully extended (l = L)."""
+        q = np.zeros(self.n_joints)
+        for number in self.translating_links:
+            q[number - 1] = self.links[number - 1].length
+        return q
 
     @property
     def total_mass(self) -> float:

@@ -79,3 +79,104 @@ class BeamBasis:
     def n(self) -> int:
         """Number of basis functions."""
         return int(self.tip_value.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class TranslatingBasis:
+    """Basis of the free part of a translating beam: functions of η = s/l.
+
+    A flexible link on a prismatic joint slides through its hub; only the free
+    length l (the joint variable) vibrates. Its deflection is
+    w(s, t) = Σ_k ψ_k(s/l(t)) δ_k(t) for s ∈ [0, l], with fixed functions
+    ψ_k(η) on [0, 1] (SPEC §4): assumed modes whose roots were chosen at a
+    reference length, or Hermite elements spanning the free length (their slope
+    coordinates are then dw/dη). At fixed s the shapes change with l,
+    ∂φ/∂l = −(η/l) ψ'(η), which is where the integrals of ψ' below come from.
+
+    Every attribute is an integral over η ∈ [0, 1] of the unit-length functions
+    (ψ' = dψ/dη); the engine scales them with powers of l, so everything it
+    builds is complex-analytic in l.
+
+    Attributes
+    ----------
+    mass, first, moment, stiffness : ∫ψψᵀ, ∫ψ, ∫ηψ, ∫ψ''ψ''ᵀ
+    slope_first : ∫ηψ'   (n,)
+    slope_second : ∫η²ψ'   (n,)
+    cross : ∫η ψ ψ'ᵀ   (n, n)
+    slope_mass : ∫η² ψ'ψ'ᵀ   (n, n)
+    tip_value, tip_slope, root_slope : ψ(1), ψ'(1), ψ'(0)
+    evaluate : callable
+        ``evaluate(eta)`` → (ψ (n, m), ψ' (n, m)).
+    reference_length : float or None
+        The free length [m] at which the shapes were chosen (assumed modes).
+    description : str
+    """
+
+    mass: np.ndarray
+    first: np.ndarray
+    moment: np.ndarray
+    stiffness: np.ndarray
+    slope_first: np.ndarray
+    slope_second: np.ndarray
+    cross: np.ndarray
+    slope_mass: np.ndarray
+    tip_value: np.ndarray
+    tip_slope: np.ndarray
+    root_slope: np.ndarray
+    evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False)
+    reference_length: float | None = None
+    description: str = ""
+
+    frame = "clamped"
+
+    @property
+    def n(self) -> int:
+        """Number of basis functions."""
+        return int(self.tip_value.shape[0])
+
+    @classmethod
+    def from_unit(
+        cls,
+        basis: BeamBasis,
+        breakpoints: np.ndarray,
+        *,
+        reference_length: float | None = None,
+        points: int = 8,
+    ) -> TranslatingBasis:
+        """The translating basis of a clamped unit-length :class:`BeamBasis`.
+
+        The four integrals of ψ' are computed with a composite Gauss–Legendre
+        rule of ``points`` points on each interval between ``breakpoints``
+        (0 … 1): exact for Hermite elements when the breakpoints are the nodes
+        (polynomials of degree ≤ 8), and converged for smooth mode shapes when
+        every interval holds at most about one half-wave.
+        """
+        if basis.frame != "clamped":
+            raise ValueError(
+                f"a translating link needs a clamped basis (the beam leaves the hub tangent to it), got {basis.frame!r}"
+            )
+        if not np.isclose(basis.length, 1.0, rtol=1e-14):
+            raise ValueError(f"translating basis: expected a unit-length basis, got length {basis.length!r}")
+        edges = np.asarray(breakpoints, dtype=float)
+        x, w = np.polynomial.legendre.leggauss(points)
+        half = 0.5 * np.diff(edges)
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        eta = (mid[:, None] + half[:, None] * x[None, :]).ravel()
+        weights = (half[:, None] * w[None, :]).ravel()
+        psi, slope = basis.evaluate(eta)
+        return cls(
+            mass=basis.mass,
+            first=basis.first,
+            moment=basis.moment,
+            stiffness=basis.stiffness,
+            slope_first=slope @ (weights * eta),
+            slope_second=slope @ (weights * eta**2),
+            cross=(psi * weights * eta) @ slope.T,
+            slope_mass=(slope * weights * eta**2) @ slope.T,
+            tip_value=basis.tip_value,
+            tip_slope=basis.tip_slope,
+            root_slope=basis.root_slope,
+            evaluate=basis.evaluate,
+            reference_length=reference_length,
+            description=f"{basis.description}, on the free length",
+        )

@@ -84,7 +84,7 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
     H = (
         model.coriolis_matrix(q, qd) @ qd
         + model.damping_matrix(q) @ qd
-        + model.stiffness_matrix(q) @ q
+        + model.elastic_forces(q)
         + model.gravity_forces(q)
         - B @ model.friction_forces(q, qd)
     )

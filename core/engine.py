@@ -39,8 +39,8 @@ import numpy as np
 import scipy.linalg
 
 from core.arm import Arm
-from core.basis import BeamBasis
-from core.flexible_body import FlexibleBody
+from core.basis import BeamBasis, TranslatingBasis
+from core.flexible_body import FlexibleBody, TranslatingBody
 from core.kinematics import ChainKinematics, TipMap
 from core.model import COMPLEX_STEP, Model
 from core.rotations import skew, transpose
@@ -101,8 +101,9 @@ class ChainModel(Model):
         names = [
             f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(arm.joints, start=1)
         ]
-        self.bases: dict[int, BeamBasis] = {}
-        self.bodies: dict[int, FlexibleBody] = {}
+        self.bases: dict[int, BeamBasis | TranslatingBasis] = {}
+        self.bodies: dict[int, FlexibleBody | TranslatingBody] = {}
+        self.translating = arm.translating_links
         self.flex_columns: dict[int, slice] = {}
         tip_maps: dict[int, TipMap] = {}
         offset = n_joints
@@ -114,7 +115,13 @@ class ChainModel(Model):
             if number not in bases:
                 raise ValueError(f"link {number}: flexible link has no basis")
             basis = bases[number]
-            if not np.isclose(basis.length, link.length, rtol=1e-12):
+            translating = number in self.translating
+            if translating != isinstance(basis, TranslatingBasis):
+                raise ValueError(
+                    f"link {number}: a {'translating' if translating else 'fixed-length'} link needs a "
+                    f"{'TranslatingBasis' if translating else 'BeamBasis'}, got {type(basis).__name__}"
+                )
+            if not translating and not np.isclose(basis.length, link.length, rtol=1e-12):
                 raise ValueError(
                     f"link {number}: basis length {basis.length!r} differs from the link length {link.length!r}"
                 )
@@ -124,7 +131,7 @@ class ChainModel(Model):
                     f"link {number}: pinned (chord) frames describe bending about the joint axis only; "
                     "out-of-plane bending (EI_out) needs a clamped basis"
                 )
-            body = FlexibleBody(link, basis, planes)
+            body = TranslatingBody(link, basis, planes) if translating else FlexibleBody(link, basis, planes)
             columns = slice(offset, offset + body.n_coordinates)
             offset += body.n_coordinates
             n = basis.n
@@ -139,11 +146,11 @@ class ChainModel(Model):
                 rotation = np.vstack(
                     [np.zeros(body.n_coordinates), -basis.tip_slope @ E_z, basis.tip_slope @ E_y]
                 )
-            else:  # chord: the equivalent joint angle w(L)/L
+            else:  # chord: the equivalent joint angle w(L)/L (the kinematics divide by l if translating)
                 rotation = np.vstack(
                     [np.zeros(body.n_coordinates), -basis.tip_value @ E_z, basis.tip_value @ E_y]
-                ) / link.length
-            tip_maps[number - 1] = TipMap(columns, translation, rotation)
+                ) / (1.0 if translating else link.length)
+            tip_maps[number - 1] = TipMap(columns, translation, rotation, translating)
             self.bases[number] = basis
             self.bodies[number] = body
             self.flex_columns[number] = columns
@@ -179,34 +186,46 @@ class ChainModel(Model):
                 B[self.flex_columns[number], number - 1] = basis.root_slope @ E_y
         return B
 
+    def _stiffness_block(self, number: int) -> np.ndarray:
+        """EI ∫φ''φ''ᵀ per plane; for a translating link the unit-length block (× 1/l³)."""
+        link, basis = self.arm.links[number - 1], self.bases[number]
+        E_y, E_z = self.bodies[number].E
+        block = link.EI * E_y.T @ basis.stiffness @ E_y
+        if self.bodies[number].planes == 2:
+            block = block + link.EI_out * E_z.T @ basis.stiffness @ E_z
+        return block
+
     def _build_stiffness(self) -> np.ndarray:
+        """K of the fixed-length links (translating blocks are filled in per configuration)."""
         K = np.zeros((self.n_dof, self.n_dof))
-        for number, basis in self.bases.items():
-            link = self.arm.links[number - 1]
-            E_y, E_z = self.bodies[number].E
-            block = link.EI * E_y.T @ basis.stiffness @ E_y
-            if self.bodies[number].planes == 2:
-                block = block + link.EI_out * E_z.T @ basis.stiffness @ E_z
+        self._unit_stiffness = {}
+        for number in self.bases:
             cols = self.flex_columns[number]
-            K[cols, cols] = block
+            if number in self.translating:
+                self._unit_stiffness[number] = self._stiffness_block(number)
+            else:
+                K[cols, cols] = self._stiffness_block(number)
         return K
 
+    @staticmethod
+    def _link_damping(damping, K: np.ndarray, M: np.ndarray) -> np.ndarray:
+        if damping.kind == "rayleigh":
+            return damping.alpha * M + damping.beta * K
+        # Modes of the link on its own (beam and lumped masses), mass-normalized.
+        omega2, modes = scipy.linalg.eigh(K, M)
+        ratios = np.array([damping.ratio(k) for k in range(1, len(omega2) + 1)])
+        modal = np.diag(2 * ratios * np.sqrt(np.clip(omega2, 0, None)))
+        return M @ modes @ modal @ modes.T @ M
+
     def _build_damping(self) -> np.ndarray:
+        """D of the fixed-length links and the joints (translating links: per configuration)."""
         D = np.zeros((self.n_dof, self.n_dof))
         for number, body in self.bodies.items():
             damping = self.arm.links[number - 1].damping
-            if damping is None:
+            if damping is None or number in self.translating:
                 continue
             cols = self.flex_columns[number]
-            K, M = self._K[cols, cols], body.M_δδ
-            if damping.kind == "rayleigh":
-                D[cols, cols] = damping.alpha * M + damping.beta * K
-            else:
-                # Modes of the link on its own (beam and lumped masses), mass-normalized.
-                omega2, modes = scipy.linalg.eigh(K, M)
-                ratios = np.array([damping.ratio(k) for k in range(1, len(omega2) + 1)])
-                modal = np.diag(2 * ratios * np.sqrt(np.clip(omega2, 0, None)))
-                D[cols, cols] = M @ modes @ modal @ modes.T @ M
+            D[cols, cols] = self._link_damping(damping, self._K[cols, cols], body.M_δδ)
         for i, joint in enumerate(self.arm.joints):
             if joint.viscous_friction:
                 b = self._B[:, i]
@@ -218,10 +237,57 @@ class ChainModel(Model):
         return self._B.copy()
 
     def stiffness_matrix(self, q) -> np.ndarray:
-        return self._K.copy()
+        K = self._K.astype(np.result_type(q, float))
+        for number, block in self._unit_stiffness.items():
+            cols = self.flex_columns[number]
+            K[cols, cols] = block / self._free_length(q, number) ** 3
+        return K
+
+    def _free_length(self, q, number: int):
+        """Free length l = q_i of translating link ``number`` (checked by the kinematics)."""
+        l = q[..., number - 1]
+        if np.any(np.real(l) <= 0) or np.any(np.real(l) > self.arm.links[number - 1].length * (1 + 1e-12)):
+            raise ValueError(
+                f"d{number}: the free length of translating link {number} must lie in "
+                f"(0, {self.arm.links[number - 1].length}] m, got {l!r}"
+            )
+        return l
+
+    def elastic_forces(self, q) -> np.ndarray:
+        """∂V_e/∂q: K(q) q, plus ½ δᵀ (∂K/∂l) δ = −(3/2l) δᵀKδ in the row of each translating link."""
+        q = np.asarray(q)
+        K = self.stiffness_matrix(q)
+        forces = K @ q
+        for number in self.translating:
+            cols = self.flex_columns[number]
+            delta = q[cols]
+            forces[number - 1] += -1.5 * (delta @ K[cols, cols] @ delta) / q[number - 1]
+        return forces
+
+    def elastic_stiffness(self, q) -> np.ndarray:
+        """∂(elastic forces)/∂q, symmetric: K for fixed-length links, complex step otherwise."""
+        q = np.asarray(q, dtype=float)
+        if not self.translating:
+            return self._K.copy()
+        columns = [c for number in self.translating for c in (number - 1, *range(self.n_dof)[self.flex_columns[number]])]
+        H = self.stiffness_matrix(q)
+        for k in columns:
+            shifted = q.astype(complex)
+            shifted[k] += 1j * COMPLEX_STEP
+            H[:, k] = np.imag(self.elastic_forces(shifted)) / COMPLEX_STEP
+        return 0.5 * (H + H.T)
 
     def damping_matrix(self, q) -> np.ndarray:
-        return self._D.copy()
+        D = self._D.copy()
+        for number in self.translating:
+            damping = self.arm.links[number - 1].damping
+            if damping is None:
+                continue
+            cols = self.flex_columns[number]
+            l = float(self._free_length(np.asarray(q, dtype=float), number))
+            K = self._unit_stiffness[number] / l**3
+            D[cols, cols] += self._link_damping(damping, K, self.bodies[number].M_δδ(l))
+        return D
 
     def friction_forces(self, q, qd) -> np.ndarray:
         u = self._B.T @ np.asarray(qd, dtype=float)
@@ -247,14 +313,17 @@ class ChainModel(Model):
 
         Row 0 of the batch is q itself, rows 1.. are q + ih e_k (k ≥ 2; M does
         not depend on the first joint variable: moving the whole chain about
-        or along the fixed base axis changes no relative velocity).
+        or along the fixed base axis changes no relative velocity — unless that
+        joint translates a flexible link, whose free length it is).
         """
         q = np.frombuffer(key, dtype=float)
-        batch = q + 1j * COMPLEX_STEP * np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[1:]])
+        # Rows 1..: q + ih e_k for every k that M depends on.
+        first = 0 if 1 in self.translating else 1
+        batch = q + 1j * COMPLEX_STEP * np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[first:]])
         frames = self.kinematics.frames(batch)
         masses = self._mass_batch(batch, frames)
         derivatives = np.zeros((self.n_dof, self.n_dof, self.n_dof))
-        derivatives[1:] = np.imag(masses[1:]) / COMPLEX_STEP
+        derivatives[first:] = np.imag(masses[1:]) / COMPLEX_STEP
         gravity = np.real(self._gravity_batch(batch[:1], [_first_of(f) for f in frames]))[0]
         return np.real(masses[0]), derivatives, gravity
 
@@ -262,11 +331,21 @@ class ChainModel(Model):
         """(B, 6 + m, n): beam-frame (v, Ω) and δ̇ of flexible link ``number`` from q̇."""
         body = self.bodies[number]
         R_T = transpose(f.R_body)
-        J = np.zeros((f.R_body.shape[0], 6 + body.n_coordinates, self.n_dof), dtype=dtype)
+        translating = number in self.translating
+        rows = 6 + body.n_coordinates + translating
+        J = np.zeros((f.R_body.shape[0], rows, self.n_dof), dtype=dtype)
         J[:, :3] = R_T @ f.Jv_link
         J[:, 3:6] = R_T @ f.Jw_link
-        J[:, 6:, self.flex_columns[number]] = np.eye(body.n_coordinates)
+        J[:, 6 : 6 + body.n_coordinates, self.flex_columns[number]] = np.eye(body.n_coordinates)
+        if translating:
+            J[:, -1, number - 1] = 1.0  # l̇
         return J
+
+    def _body_mass(self, number: int, q: np.ndarray) -> np.ndarray:
+        body, delta = self.bodies[number], q[:, self.flex_columns[number]]
+        if number in self.translating:
+            return body.mass_matrix(delta, q[:, number - 1])
+        return body.mass_matrix(delta)
 
     def _mass_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
         """M for a batch of configurations q (B, n_dof) → (B, n_dof, n_dof)."""
@@ -278,7 +357,7 @@ class ChainModel(Model):
             if link.is_flexible:
                 J = self._body_jacobian(f, number, dtype)
                 body = self.bodies[number]
-                M += transpose(J) @ body.mass_matrix(q[:, self.flex_columns[number]]) @ J
+                M += transpose(J) @ self._body_mass(number, q) @ J
             else:
                 com = f.R_link @ np.asarray(link.com)
                 Jv = f.Jv_link - skew(com) @ f.Jw_link
@@ -335,7 +414,11 @@ class ChainModel(Model):
             if link.is_flexible:
                 body = self.bodies[number]
                 J = self._body_jacobian(f, number, dtype)
-                wrench = body.gravity_wrench(q[:, self.flex_columns[number]], g @ f.R_body)
+                delta = q[:, self.flex_columns[number]]
+                if number in self.translating:
+                    wrench = body.gravity_wrench(delta, q[:, number - 1], g @ f.R_body)
+                else:
+                    wrench = body.gravity_wrench(delta, g @ f.R_body)
                 G -= np.einsum("bkn,bk->bn", J, wrench)
             else:
                 Jv = f.Jv_link - skew(f.R_link @ np.asarray(link.com)) @ f.Jw_link
@@ -349,7 +432,7 @@ class ChainModel(Model):
 
     def potential_energy(self, q) -> float:
         q = np.asarray(q, dtype=float)
-        V = 0.5 * q @ self._K @ q
+        V = 0.5 * q @ self.stiffness_matrix(q) @ q
         g = self._gravity()
         if not np.any(g):
             return float(V)
@@ -359,7 +442,8 @@ class ChainModel(Model):
             p_link, R_link, R_body, p_tip = f.p_link[0], f.R_link[0], f.R_body[0], f.p_tip[0]
             if link.is_flexible:
                 body = self.bodies[number]
-                S1 = body.first_moment(q[self.flex_columns[number]])
+                delta = q[self.flex_columns[number]]
+                S1 = body.first_moment(delta, q[i]) if number in self.translating else body.first_moment(delta)
                 V -= body.mass * (g @ p_link) + g @ (R_body @ S1)
             else:
                 V -= link.mass * (g @ (p_link + R_link @ np.asarray(link.com)))
@@ -371,14 +455,23 @@ class ChainModel(Model):
         if not (isinstance(link, (int, np.integer)) and 1 <= link <= self.arm.n_links):
             raise ValueError(f"link must be a link number from 1 to {self.arm.n_links}, got {link!r}")
         description = self.arm.links[link - 1]
-        if not (np.isfinite(s) and 0.0 <= s <= description.length * (1 + 1e-12)):
-            raise ValueError(f"s must lie in [0, {description.length}] on link {link}, got {s!r}")
         q = np.asarray(self._check(q), dtype=float)
+        if link in self.translating:
+            # s from the hub exit: the free part (0, l] bends, the part inside is straight.
+            l = float(self._free_length(q, link))
+            lower, upper = l - description.length, l
+        else:
+            lower, upper = 0.0, description.length
+        if not (np.isfinite(s) and lower - 1e-12 * description.length <= s <= upper * (1 + 1e-12)):
+            raise ValueError(f"s must lie in [{lower}, {upper}] on link {link}, got {s!r}")
         f = self.kinematics.frames(q[None], jacobians=False)[link - 1]
         if not description.is_flexible:
             return f.p_link[0] + f.R_link[0] @ np.array([s, 0.0, 0.0])
+        if s <= 0.0:
+            return f.p_link[0] + f.R_body[0] @ np.array([s, 0.0, 0.0])
         body = self.bodies[link]
-        values, _ = self.bases[link].evaluate(np.array([min(s, description.length)]))
+        where = min(s, upper) / upper if link in self.translating else min(s, upper)
+        values, _ = self.bases[link].evaluate(np.array([where]))
         E_y, E_z = body.E
         delta = q[self.flex_columns[link]]
         local = np.array([s, values[:, 0] @ E_y @ delta, values[:, 0] @ E_z @ delta])

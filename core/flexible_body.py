@@ -133,3 +133,134 @@ class FlexibleBody:
         """
         S1 = self.first_moment(delta)
         return np.concatenate([self.mass * g_body, np.cross(S1, g_body), g_body @ self.A], axis=1)
+
+
+class TranslatingBody:
+    """Inertia of a flexible link that slides through the hub of a prismatic joint.
+
+    The beam frame sits at the hub exit (fixed in the previous link), x along
+    the joint axis. The beam of total length L slides along x: its free part
+    s ∈ [0, l] (l = the joint variable) bends, w(s) = ψ(s/l) δ; the part inside,
+    s ∈ [−(L − l), 0], moves rigidly. Following SPEC §4, a point of the free
+    part moves with
+
+        v + Ω × ρ + Φ δ̇ + (e_x + Φ_l δ) l̇,   Φ_l = ∂Φ/∂l|_s = −(η/l) Ψ'(η),
+
+    and a point inside with v + Ω × ρ + e_x l̇; the convective term l̇ ∂w/∂s of
+    the moving-beam equation is neglected (valid while the extension speed is
+    small against the group velocity √(EI/ρA)/l). So the body velocity is
+    ν = (v, Ω, δ̇, l̇) and T = ½ νᵀ M_b(δ, l) ν; the blocks of
+    :class:`FlexibleBody` gain the l̇ row
+
+        M_vl = m e_x + A_l δ,          A_l = ∫Φ_l dm,
+        M_Ωl = ∫ ρ × (e_x + Φ_l δ) dm,
+        M_δl = ∫Φᵀ Φ_l dm δ,
+        M_ll = m + δᵀ ∫Φ_lᵀ Φ_l dm δ,
+
+    and every integral is a power of l times an η-integral of the basis.
+    Lumped masses on a translating link are not modelled (they would slide
+    through the hub); the arm validation rejects them.
+    """
+
+    def __init__(self, link: Link, basis, planes: int) -> None:
+        n = basis.n
+        m = n * planes
+        self.n_coordinates = m
+        E_y = np.zeros((n, m))
+        E_y[:, :n] = np.eye(n)
+        E_z = np.zeros((n, m))
+        if planes == 2:
+            E_z[:, n:] = np.eye(n)
+        self.planes = planes
+        self.E = (E_y, E_z)
+        self.basis = basis
+        self.rho = link.mass_per_length
+        self.L = link.length
+        self.mass = self.rho * self.L
+        rho = self.rho
+        # Rows (axial, y, z) of the unit integrals; the axial row is zero.
+        rows = lambda v: np.vstack([np.zeros(m), v @ E_y, v @ E_z])  # noqa: E731
+        self.A0 = rho * rows(basis.first)  # A = l A0
+        self.B0 = rho * rows(basis.moment)  # ∫sΦ dm = l² B0
+        self.Al0 = -rho * rows(basis.slope_first)  # A_l (l-independent)
+        self.Bl0 = -rho * rows(basis.slope_second)  # ∫sΦ_l dm = l Bl0
+        self.N0 = [[rho * E_a.T @ basis.mass @ E_b for E_b in self.E] for E_a in self.E]  # × l
+        P = -rho * basis.cross  # ∫φ φ_lᵀ dm (l-independent)
+        self.P = [[E_a.T @ P @ E_b for E_b in self.E] for E_a in self.E]
+        self.P_δl = sum(self.P[a][a] for a in range(planes))
+        self.R0 = sum(rho * E_a.T @ basis.slope_mass @ E_a for E_a in self.E[:planes])  # × 1/l
+        self.M_δδ0 = sum(self.N0[a][a] for a in range(planes))  # × l
+
+    def M_δδ(self, l) -> np.ndarray:
+        """∫ΦᵀΦ dm at free length l [m]."""
+        return l * self.M_δδ0
+
+    def first_moment(self, delta: np.ndarray, l) -> np.ndarray:
+        """S₁(δ, l) = ∫ρ dm over the whole beam (inside part included), shape (..., 3)."""
+        l = np.asarray(l)
+        axial = self.mass * (l - self.L / 2)  # ρ(l² − (L − l)²)/2 without cancellation
+        lateral = l[..., None] * (delta @ self.A0.T)
+        return lateral + axial[..., None] * np.array([1.0, 0.0, 0.0])
+
+    def first_moment_rate(self, delta: np.ndarray) -> np.ndarray:
+        """∂S₁/∂l, shape (..., 3)."""
+        return delta @ self.A0.T + self.mass * np.array([1.0, 0.0, 0.0])
+
+    def mass_matrix(self, delta: np.ndarray, l: np.ndarray) -> np.ndarray:
+        """M_b(δ, l) in beam-frame axes, shape (B, 7 + m, 7 + m) for δ (B, m) and l (B,)."""
+        dtype = np.result_type(delta, l, float)
+        batch, m = delta.shape[0], self.n_coordinates
+        l = np.asarray(l)
+        lc = l[:, None, None]
+        S1 = self.first_moment(delta, l)
+        b = l[:, None] ** 2 * (delta @ self.B0.T)  # ∫ s Φδ dm
+        Q = np.zeros((batch, 3, 3), dtype=dtype)
+        Q[:, 0, 0] = self.rho * (l**3 + (self.L - l) ** 3) / 3
+        Q[:, 0, 1:] = b[:, 1:]
+        Q[:, 1:, 0] = b[:, 1:]
+        for a in range(2):
+            for c in range(2):
+                Q[:, 1 + a, 1 + c] = l * np.einsum("bi,ij,bj->b", delta, self.N0[a][c], delta)
+        trace = Q[:, 0, 0] + Q[:, 1, 1] + Q[:, 2, 2]
+        inertia = trace[:, None, None] * np.eye(3) - Q
+        A = lc * self.A0
+        coupling = (lc**2 * (skew(np.array([1.0, 0.0, 0.0])) @ self.B0)).astype(dtype)
+        coupling[:, 0, :] += l[:, None] * (delta @ self.N0[0][1] - delta @ self.N0[1][0])
+        # The l̇ column.
+        Al_delta = delta @ self.Al0.T  # (B, 3)
+        Bl_delta = l[:, None] * (delta @ self.Bl0.T)
+        A_delta = l[:, None] * (delta @ self.A0.T)
+        v_l = Al_delta.astype(dtype)
+        v_l[:, 0] += self.mass
+        w_l = np.zeros((batch, 3), dtype=dtype)
+        w_l[:, 0] = np.einsum("bi,ij,bj->b", delta, self.P[0][1] - self.P[1][0], delta)
+        w_l[:, 1] = -Bl_delta[:, 2] + A_delta[:, 2]
+        w_l[:, 2] = Bl_delta[:, 1] - A_delta[:, 1]
+        d_l = delta @ self.P_δl.T
+        l_l = self.mass + np.einsum("bi,ij,bj->b", delta, self.R0, delta) / l
+        size = 7 + m
+        M = np.zeros((batch, size, size), dtype=dtype)
+        M[:, :3, :3] = self.mass * np.eye(3)
+        M[:, :3, 3:6] = -skew(S1)
+        M[:, 3:6, :3] = skew(S1)
+        M[:, :3, 6:-1] = A
+        M[:, 6:-1, :3] = np.swapaxes(A, 1, 2)
+        M[:, 3:6, 3:6] = inertia
+        M[:, 3:6, 6:-1] = coupling
+        M[:, 6:-1, 3:6] = np.swapaxes(coupling, 1, 2)
+        M[:, 6:-1, 6:-1] = lc * self.M_δδ0
+        for rows, column in ((slice(0, 3), v_l), (slice(3, 6), w_l), (slice(6, size - 1), d_l)):
+            M[:, rows, -1] = column
+            M[:, -1, rows] = column
+        M[:, -1, -1] = l_l
+        return M
+
+    def gravity_wrench(self, delta: np.ndarray, l: np.ndarray, g_body: np.ndarray) -> np.ndarray:
+        """Generalized gravity force conjugate to ν = (v, Ω, δ̇, l̇), shape (B, 7 + m).
+
+        V = −(m g·p + g_b·S₁(δ, l)): (m g_b, S₁ × g_b, Aᵀ g_b, g_b·∂S₁/∂l).
+        """
+        S1 = self.first_moment(delta, l)
+        A_T_g = np.asarray(l)[:, None] * (g_body @ self.A0)
+        rate = np.einsum("bi,bi->b", g_body, self.first_moment_rate(delta))
+        return np.concatenate([self.mass * g_body, np.cross(S1, g_body), A_T_g, rate[:, None]], axis=1)

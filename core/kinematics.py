@@ -13,6 +13,11 @@ s ∈ [0, L]; its tip is translated by the tip deflection u = (0, w_y(L), w_z(L)
 and rotated by the small rotation vector θ = (0, −w_z'(L), w_y'(L)) (slope) or
 (0, −w_z(L)/L, w_y(L)/L) (chord), applied exactly through Rodrigues' formula.
 
+A flexible link on a prismatic joint *translates* (SPEC §4): its hub stays at
+d_i = d along z_{i-1}, and the joint variable q_i is the free length l, which
+replaces L above (the tip is at l e_x + u(δ) in the beam frame, and the tip
+slopes of the unit-length basis are divided by l).
+
 Jacobians are kept in base coordinates: the velocity of a frame's origin is
 ``Jv @ qd`` and its angular velocity ``Jw @ qd``. Everything is batched over
 a leading axis of configurations, and complex-analytic (see
@@ -40,12 +45,16 @@ class TipMap:
     translation : ndarray, shape (3, m)
         u_tip = translation @ δ  [m].
     rotation : ndarray, shape (3, m)
-        θ_tip = rotation @ δ  [rad].
+        θ_tip = rotation @ δ  [rad]; for a translating link θ_tip = rotation @ δ / l
+        (the slopes are dw/dη, η = s/l).
+    translating : bool
+        The link slides through the hub of its prismatic joint.
     """
 
     columns: slice
     translation: np.ndarray
     rotation: np.ndarray
+    translating: bool = False
 
 
 @dataclass
@@ -103,8 +112,18 @@ class ChainKinematics:
         out = []
         for i, (joint, link) in enumerate(zip(self.arm.joints, self.arm.links)):
             z = R[:, :, 2]
+            translating = link.is_flexible and joint.kind == "prismatic"
             if joint.kind == "revolute":
                 theta, d = q[:, i] + joint.theta_offset, joint.d + 0 * q[:, i]
+            elif translating:
+                # The hub stays put; the joint variable is the free length.
+                theta, d = joint.theta_offset + 0 * q[:, i], joint.d + 0 * q[:, i]
+                free = q[:, i]
+                if np.any(np.real(free) <= 0) or np.any(np.real(free) > link.length * (1 + 1e-12)):
+                    raise ValueError(
+                        f"d{i + 1}: the free length of translating link {i + 1} must lie in "
+                        f"(0, {link.length}] m, got {np.real(free).min()!r}…{np.real(free).max()!r}"
+                    )
             else:
                 theta, d = joint.theta_offset + 0 * q[:, i], q[:, i] + joint.d
             R_link = R @ rot_z(theta)
@@ -114,34 +133,44 @@ class ChainKinematics:
                 Jv_link = Jv - skew(p_link - p) @ Jw
                 if joint.kind == "revolute":
                     Jw_link[:, :, i] += z
-                else:
+                elif not translating:
                     Jv_link[:, :, i] += z
             beam = np.eye(3) if joint.kind == "revolute" else PRISMATIC_BEAM
             R_body = R_link @ beam
             tip = self.tip_maps.get(i) if link.is_flexible else None
+            length = q[:, i] if translating else link.length + 0 * q[:, i]
             if tip is None:
                 # Rigid link (or undeformed flexible one): a fixed offset.
-                offset_local = (
-                    np.array([joint.a, 0.0, 0.0])
-                    if not link.is_flexible
-                    else beam @ np.array([link.length, 0.0, 0.0])
-                )
-                offset = R_link @ offset_local
+                if link.is_flexible:
+                    offset = (R_body @ (length[:, None] * np.array([1.0, 0.0, 0.0]))[:, :, None])[:, :, 0]
+                else:
+                    offset = R_link @ np.array([joint.a, 0.0, 0.0])
                 R_end = R_link
                 if jacobians:
                     Jw_tip = Jw_link.copy()
                     Jv_tip = Jv_link - skew(offset) @ Jw_link
+                    if translating:
+                        Jv_tip[:, :, i] += R_body[:, :, 0]
             else:
                 delta = q[:, tip.columns]
                 theta_tip = delta @ tip.rotation.T
-                u_local = np.array([link.length, 0.0, 0.0]) + delta @ tip.translation.T
+                if translating:
+                    theta_tip = theta_tip / length[:, None]
+                u_local = delta @ tip.translation.T
+                u_local[:, 0] += length
                 offset = (R_body @ u_local[:, :, None])[:, :, 0]
                 R_end = R_body @ exp_so3(theta_tip) @ beam.T
                 if jacobians:
                     Jw_tip = Jw_link.copy()
-                    Jw_tip[:, :, tip.columns] += R_body @ (left_jacobian(theta_tip) @ tip.rotation)
+                    turn = left_jacobian(theta_tip)
+                    rotation = tip.rotation / length[:, None, None] if translating else tip.rotation
+                    Jw_tip[:, :, tip.columns] += R_body @ (turn @ rotation)
                     Jv_tip = Jv_link - skew(offset) @ Jw_link
                     Jv_tip[:, :, tip.columns] += R_body @ tip.translation
+                    if translating:
+                        # ∂θ/∂l = −θ/l; the tip slides out along the beam axis.
+                        Jw_tip[:, :, i] -= (R_body @ (turn @ (theta_tip / length[:, None])[:, :, None]))[:, :, 0]
+                        Jv_tip[:, :, i] += R_body[:, :, 0]
             R_tip = R_end @ rot_x(joint.alpha + 0 * q[:, i])
             p_tip = p_link + offset
             frames = LinkFrames(R_link, p_link, R_body, R_end, R_tip, p_tip, z)

@@ -29,12 +29,16 @@ def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
     inertia is about the in-plane bending axis through the tip (z of the
     link's beam frame), including each body's m·d², evaluated with all links
     undeformed at the joint configuration ``q`` (default: all joint variables
-    zero). Reflected motor inertia is not part of it (it turns with the motor,
+    zero, translating links fully extended). A translating link counts as its
+    whole beam, centred at l − L/2 from its hub exit. Reflected motor inertia is not part of it (it turns with the motor,
     not with the tip).
     """
     if not (isinstance(link, (int, np.integer)) and 1 <= link <= arm.n_links):
         raise ValueError(f"link must be a link number from 1 to {arm.n_links}, got {link!r}")
-    q_r = np.zeros(arm.n_joints) if q is None else np.asarray(q, dtype=float)[: arm.n_joints]
+    if q is None:
+        q_r = arm.home()
+    else:
+        q_r = np.asarray(q, dtype=float)[: arm.n_joints]
     if q_r.shape != (arm.n_joints,):
         raise ValueError(f"q must hold at least the {arm.n_joints} joint variables, got {np.shape(q)}")
     frames = [_first(f) for f in ChainKinematics(arm, {}, arm.n_joints).frames(q_r[None], jacobians=False)]
@@ -58,7 +62,8 @@ def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
             R = f.R_body
             beam_mass = body.mass_per_length * body.length
             rod = np.diag([0.0, 1.0, 1.0]) * beam_mass * body.length**2 / 12
-            bodies.append((beam_mass, f.p_link + R @ np.array([body.length / 2, 0.0, 0.0]), R @ rod @ R.T))
+            centre = q_r[number - 1] - body.length / 2 if number in arm.translating_links else body.length / 2
+            bodies.append((beam_mass, f.p_link + R @ np.array([centre, 0.0, 0.0]), R @ rod @ R.T))
             for lumped in body.lumped_masses:
                 position = f.p_link + R @ np.array([lumped.position, 0.0, 0.0])
                 bodies.append((lumped.mass, position, R @ np.diag([0.0, 1.0, 1.0]) @ R.T * lumped.inertia))

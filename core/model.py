@@ -6,7 +6,10 @@ variables first, then the flexible coordinates link by link::
     M(q) q̈ + C(q, q̇) q̇ + D q̇ + K q + G(q) = B(q) (τ + τ_c(Bᵀq̇))
 
 with τ the joint torques/forces and τ_c the Coulomb joint friction acting on
-the actuated rates Bᵀq̇ (viscous joint friction is part of D).
+the actuated rates Bᵀq̇ (viscous joint friction is part of D). Where the
+stiffness depends on the configuration (a translating link, K(l) ∝ 1/l³),
+K q is the elastic force ∂V_e/∂q of :meth:`Model.elastic_forces`, which adds
+½ q_fᵀ (∂K/∂q_i) q_f to the row of q_i.
 
 Contract for subclasses — implement the primitives:
 
@@ -119,6 +122,21 @@ class Model(ABC):
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Base-frame position [m] of the tip of the last link."""
 
+    def elastic_forces(self, q: np.ndarray) -> np.ndarray:
+        """∂V_e/∂q of the elastic energy V_e = ½ qᵀK(q)q; K q when K is constant."""
+        return self.stiffness_matrix(q) @ q
+
+    def elastic_stiffness(self, q: np.ndarray) -> np.ndarray:
+        """∂²V_e/∂q², the Jacobian of :meth:`elastic_forces`; K when K is constant."""
+        return self.stiffness_matrix(q)
+
+    def home(self) -> np.ndarray:
+        """The default configuration (n_dof,): undeformed, joints at ``Arm.home()``
+        (zero, translating links fully extended)."""
+        q = np.zeros(self.n_dof)
+        q[: self.n_joints] = self.arm.home()
+        return q
+
     def tip_deflections(self, q: np.ndarray) -> dict[str, float]:
         """Tip deflection of each flexible link in its own frame [m], by name
         (``tip_w<i>`` in-plane, ``tip_v<i>`` out-of-plane); none by default."""
@@ -156,7 +174,7 @@ class Model(ABC):
             B @ (tau + self.friction_forces(q, qd))
             - self.coriolis_matrix(q, qd) @ qd
             - self.damping_matrix(q) @ qd
-            - self.stiffness_matrix(q) @ q
+            - self.elastic_forces(q)
             - self.gravity_forces(q)
         )
 
@@ -168,14 +186,14 @@ class Model(ABC):
         return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau))
 
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
-        """Q = M q̈ + C q̇ + D q̇ + K q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
+        """Q = M q̈ + C q̇ + D q̇ + ∂V_e/∂q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
         q, qd = self._state(q, qd)
         qdd = np.asarray(qdd, dtype=float)
         return (
             self.mass_matrix(q) @ qdd
             + self.coriolis_matrix(q, qd) @ qd
             + self.damping_matrix(q) @ qd
-            + self.stiffness_matrix(q) @ q
+            + self.elastic_forces(q)
             + self.gravity_forces(q)
             - self.input_matrix(q) @ self.friction_forces(q, qd)
         )
@@ -238,7 +256,7 @@ class Model(ABC):
             qdd0 = self._smooth_dynamics(q0, qd0, tau0)
             dM = self.mass_matrix_derivatives(q0)
             stiffness = (
-                self.stiffness_matrix(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
+                self.elastic_stiffness(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
             )
             A[n:, :n] = -np.linalg.solve(M, stiffness)
             A[n:, n:] = -np.linalg.solve(M, self.damping_matrix(q0))
@@ -263,7 +281,7 @@ class Model(ABC):
             self.input_matrix(q) @ tau
             - self.coriolis_matrix(q, qd) @ qd
             - self.damping_matrix(q) @ qd
-            - self.stiffness_matrix(q) @ q
+            - self.elastic_forces(q)
             - self.gravity_forces(q)
         )
         return np.linalg.solve(self.mass_matrix(q), rhs)
@@ -277,16 +295,16 @@ class Model(ABC):
         the hubs; for clamped frames this is q_r fixed). ``"free"``: no joint
         constraint; without gravity its n_joints rigid-body modes are reported
         as 0. The stiffness is
-        K + ∂G/∂q; an unstable direction (negative eigenvalue) is returned as
+        ∂²V_e/∂q² + ∂G/∂q (K + ∂G/∂q for fixed-length links); an unstable direction (negative eigenvalue) is returned as
         −√|λ| with a warning.
         """
         if joints not in ("locked", "free"):
             raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
-        q = np.zeros(self.n_dof) if q is None else np.asarray(q, dtype=float)
+        q = self.home() if q is None else np.asarray(q, dtype=float)
         q, _ = self._state(q)
         M = self.mass_matrix(q)
         gravity = self.gravity_stiffness(q)
-        K = self.stiffness_matrix(q) + gravity
+        K = self.elastic_stiffness(q) + gravity
         K = 0.5 * (K + K.T)
         if joints == "locked":
             B = self.input_matrix(q)

@@ -109,6 +109,38 @@ def azimuth_elevation() -> Arm:
     return Arm.from_dh(joints, links, payload=Payload(0.1), gravity=(0.0, 0.0, -9.81))
 
 
+def rrp_translating() -> Arm:
+    """Spatial RRP arm whose third link is a flexible beam sliding through a hub
+    (translating link, SPEC §9), gravity-free.
+
+    From the source: m1 = 3.7051 kg, m2 = 0.3310 kg, m3 = 0.4303 kg (whole
+    beam), payload 0.0828 kg, l1 = 0.1 m, l2 = 0.3 m, total length of link 3
+    1.3 m, joint rotary inertias I1 = 0.352 kg·m² and I2 = 3.2 kg·m² (as hub
+    inertias about the joint axes; the links' own inertia is taken to be in
+    them), E3I3 = 1165.4916 N·m² in both bending planes.
+
+    Our geometry (the source gives lengths only): joint 1 turns about the
+    vertical base axis; link 1 is the column of height l1 (centre of mass at
+    mid-height); joint 2, at the top of the column, turns about a horizontal
+    axis; link 2 is a rigid arm of length l2 from joint 2 to the hub of the
+    prismatic joint 3, along the sliding axis (α2 = −90°: the beam points up at
+    θ2 = 0 and is horizontal at θ2 = −90°). The joint variable d3 is the free
+    length of the beam outside the hub, 0.3 … 1.0 m in the maneuvers.
+    """
+    joints = [
+        Joint(alpha=math.pi / 2, d=0.1, hub_inertia=0.352),
+        Joint(alpha=-math.pi / 2, hub_inertia=3.2),
+        Joint(kind="prismatic", d=0.3),
+    ]
+    zero = [[0.0, 0.0, 0.0]] * 3
+    links = [
+        Link.rigid(0.1, 3.7051, com=(0.0, 0.0, -0.05), inertia=zero),
+        Link.rigid(0.3, 0.3310, com=(0.0, 0.15, 0.0), inertia=zero),
+        Link.flexible(1.3, 0.4303 / 1.3, 1165.4916, EI_out=1165.4916),
+    ]
+    return Arm.from_dh(joints, links, payload=Payload(0.0828))
+
+
 #: Presets by name.
 PRESETS = {
     "rigid-two-link": rigid_two_link,
@@ -116,5 +148,6 @@ PRESETS = {
     "rigid-flexible-rigid": rigid_flexible_rigid,
     "azimuth-elevation": azimuth_elevation,
     "space-arm-3link": space_arm_3link,
+    "rrp-translating": rrp_translating,
     "lumped-two-link": lumped_two_link,
 }

@@ -7,6 +7,7 @@ from typing import Any
 
 
 from core.arm import Arm
+from core.basis import TranslatingBasis
 from core.engine import ChainModel
 from fem.assembly import BOUNDARY_CONDITIONS, element_basis
 from fem.mesh import graded_mesh, uniform_mesh
@@ -32,6 +33,10 @@ class FiniteElementModel(ChainModel):
 
     Lumped masses and payloads need no node where they sit: the engine
     evaluates the element interpolation there, which is exact for a point load.
+
+    On a translating link the elements span the free length l (SPEC §5): the
+    mesh lives on η = s/l, so the element matrices scale with l, and the slope
+    coordinates are dw/dη (= l · dw/ds).
     """
 
     def __init__(
@@ -50,7 +55,13 @@ class FiniteElementModel(ChainModel):
         for number in arm.flexible_links:
             if frames[number] not in BOUNDARY_CONDITIONS:
                 raise ValueError(f"frame[{number}]: must be one of {BOUNDARY_CONDITIONS}, got {frames[number]!r}")
-            length = arm.links[number - 1].length
+            translating = number in arm.translating_links
+            if translating and frames[number] != "clamped":
+                raise ValueError(
+                    f"frame[{number}]: a translating link is clamped at the hub exit, got {frames[number]!r}"
+                )
+            # A translating link: the elements span the free length, η = s/l ∈ [0, 1].
+            length = 1.0 if translating else arm.links[number - 1].length
             try:
                 nodes = (
                     uniform_mesh(length, counts[number])
@@ -59,7 +70,8 @@ class FiniteElementModel(ChainModel):
                 )
             except ValueError as error:
                 raise ValueError(f"link {number}: {error}") from None
-            bases[number] = element_basis(nodes, frames[number])
+            basis = element_basis(nodes, frames[number])
+            bases[number] = TranslatingBasis.from_unit(basis, nodes, points=5) if translating else basis
         self.elements = counts
         self.frames = frames
         summary = ", ".join(f"link {k}: {counts[k]} el. {frames[k]}" for k in arm.flexible_links)

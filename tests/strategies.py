@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -76,6 +77,8 @@ def arms(draw, max_links: int = 4):
         if flexible:
             link = draw(flexible_links(out_of_plane=spatial and draw(st.booleans())))
             a = link.length if kind == "revolute" else 0.0
+            if kind == "prismatic":  # a translating link carries no lumped masses
+                link = dataclasses.replace(link, lumped_masses=())
         else:
             link = draw(rigid_links(spatial))
             a = link.length
@@ -107,13 +110,14 @@ def amm_models(draw, max_links: int = 4, max_modes: int = 3):
 
 @st.composite
 def states(draw, model, flex_scale: float = 0.05):
-    """Random (q, q̇) for ``model``: joint angles in ±π, prismatic in ±0.5 m, small deflections."""
+    """Random (q, q̇) for ``model``: joint angles in ±π, prismatic in ±0.5 m (free
+    lengths of translating links in [0.3 L, L]), small deflections."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     q = np.concatenate([rng.uniform(-np.pi, np.pi, model.n_joints), flex_scale * rng.standard_normal(model.n_dof - model.n_joints)])
-    for i, joint in enumerate(model.arm.joints):
+    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links)):
         if joint.kind == "prismatic":
-            q[i] = rng.uniform(-0.5, 0.5)
+            q[i] = rng.uniform(0.3 * link.length, link.length) if link.is_flexible else rng.uniform(-0.5, 0.5)
     qd = rng.standard_normal(model.n_dof)
     return q, qd
 

@@ -19,13 +19,13 @@ class FrequencyAnalysis(BaseModel):
     """``[analysis]`` of the frequencies and convergence kinds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[float] | None = None  # joint variables [rad, m]; default all zero
+    configuration: list[float] | None = None  # joint variables [rad, m]; default Arm.home() (zero, translating links extended)
     joints: Literal["locked", "free"] = "locked"
     n_frequencies: PositiveInt = 5
 
 
 def joint_configuration(arm: Arm, analysis: FrequencyAnalysis) -> np.ndarray:
-    values = np.zeros(arm.n_joints) if analysis.configuration is None else np.array(analysis.configuration)
+    values = arm.home() if analysis.configuration is None else np.array(analysis.configuration)
     if values.shape != (arm.n_joints,):
         raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {values.size}")
     return values

@@ -60,7 +60,7 @@ class ControllerSpec(_Strict):
 
 class SimulationAnalysis(_Strict):
     t_end: PositiveFloat
-    q0: list[float] | None = None  # initial joint variables; default: the trajectory's start, else zero
+    q0: list[float] | None = None  # initial joint variables; default: the trajectory's start, else Arm.home()
     trajectory: Annotated[
         CycloidalTrajectory | BlendTrajectory | CircleTrajectory | None, Field(discriminator="kind")
     ] = None
@@ -102,7 +102,7 @@ class Simulation(StudyKind):
     analysis_schema = SimulationAnalysis
 
     def run_case(self, arm, case, analysis):
-        q0_joints = np.zeros(arm.n_joints) if analysis.q0 is None else np.array(analysis.q0, dtype=float)
+        q0_joints = arm.home() if analysis.q0 is None else np.array(analysis.q0, dtype=float)
         if q0_joints.shape != (arm.n_joints,):
             raise ValueError(f"analysis.q0: needs {arm.n_joints} joint values, got {q0_joints.size}")
         trajectory = _trajectory(analysis.trajectory, arm, q0_joints)

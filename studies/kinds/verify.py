@@ -49,9 +49,10 @@ class VerifyAnalysis(BaseModel):
 
 def _random_state(model, rng, scale):
     q = np.concatenate([rng.uniform(-np.pi, np.pi, model.n_joints), scale * rng.standard_normal(model.n_dof - model.n_joints)])
-    for i, joint in enumerate(model.arm.joints):
+    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links)):
         if joint.kind == "prismatic":
-            q[i] = rng.uniform(-0.5, 0.5)
+            # A translating link's joint variable is its free length.
+            q[i] = rng.uniform(0.3 * link.length, link.length) if link.is_flexible else rng.uniform(-0.5, 0.5)
     return q, rng.standard_normal(model.n_dof)
 
 
@@ -70,7 +71,7 @@ def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
         worst["skew"] = max(worst["skew"], np.max(np.abs(S + S.T)) / (scale_M * np.max(np.abs(qd))))
         tau = rng.standard_normal(model.n_joints)
         qdd = model.forward_dynamics(q, qd, tau)
-        rate = qd @ (M @ qdd + 0.5 * M_dot @ qd + model.stiffness_matrix(q) @ q + model.gravity_forces(q))
+        rate = qd @ (M @ qdd + 0.5 * M_dot @ qd + model.elastic_forces(q) + model.gravity_forces(q))
         power = qd @ model.input_matrix(q) @ (tau + model.friction_forces(q, qd)) - qd @ model.damping_matrix(q) @ qd
         scale = max(abs(rate), abs(power), scale_M * (qd @ qd), 1.0)
         worst["power"] = max(worst["power"], abs(rate - power) / scale)
@@ -78,7 +79,7 @@ def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
 
 
 def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
-    if analysis.simulate == 0 or np.any(model.damping_matrix(np.zeros(model.n_dof))):
+    if analysis.simulate == 0 or np.any(model.damping_matrix(model.home())):
         return None
     if any(j.coulomb_friction for j in model.arm.joints):
         return None
@@ -121,8 +122,7 @@ class Verify(StudyKind):
              "passed": True if drift is None else bool(drift <= analysis.energy_tolerance),
              "samples": 0 if drift is None else 1}
         )
-        q = np.zeros(model.n_dof)
-        omega = model.natural_frequencies(q, "locked")[: analysis.n_frequencies]
+        omega = model.natural_frequencies(model.home(), "locked")[: analysis.n_frequencies]
         rows += [
             {**base, "check": f"omega_{k}", "worst": float(w), "tolerance": np.nan, "passed": True, "samples": 0}
             for k, w in enumerate(omega, start=1)

@@ -22,7 +22,7 @@ from studies.plots import complex_plane_plot
 
 class ZeroDynamicsAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[float] | None = None  # joint variables [rad, m]; default zero
+    configuration: list[float] | None = None  # joint variables [rad, m]; default Arm.home()
 
 
 class ZeroDynamics(StudyKind):
@@ -30,7 +30,7 @@ class ZeroDynamics(StudyKind):
     analysis_schema = ZeroDynamicsAnalysis
 
     def run_case(self, arm, case, analysis):
-        joints = np.zeros(arm.n_joints) if analysis.configuration is None else np.array(analysis.configuration)
+        joints = arm.home() if analysis.configuration is None else np.array(analysis.configuration)
         if joints.shape != (arm.n_joints,):
             raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {joints.size}")
         model = build_model(arm, case, reference=joints)
