@@ -11,7 +11,7 @@ from core.analysis import closed_loop_eigenvalues, zero_dynamics
 from core.controllers import CONTROLLERS, PD, ComputedTorque, Decoupling, FeedForward
 from core.model import SOLVERS, Model
 from core.rigid import rigid_equivalent
-from core.simulation import SimulationError, energy_drift, simulate
+from core.simulation import AssumptionWarning, SimulationError, energy_drift, simulate
 from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Decoupling",
     "FeedForward",
     "ParabolicBlend",
+    "AssumptionWarning",
     "SimulationError",
     "closed_loop_eigenvalues",
     "energy_drift",

@@ -51,9 +51,20 @@ class FeedForward:
         if rigid_model.n_dof != rigid_model.n_joints:
             raise ValueError("rigid_model must have joint coordinates only (see core.rigid.rigid_equivalent)")
 
+        recent: dict[bytes, np.ndarray] = {}
+
         def torque(t: float, reference: Reference) -> np.ndarray:
+            # Implicit integrators evaluate the same stage times in every Newton
+            # iteration; the torque depends on the reference only, so remember
+            # the last few (measured on the space-arm maneuver under Radau:
+            # 1207 inverse dynamics for 2775 right-hand sides, instead of one each).
             q_d, qd_d, qdd_d = _need(reference, "feed-forward from inverse dynamics")
-            return rigid_model.inverse_dynamics(q_d, qd_d, qdd_d)
+            key = np.concatenate([q_d, qd_d, qdd_d]).astype(float).tobytes()
+            if key not in recent:
+                if len(recent) >= 16:
+                    del recent[next(iter(recent))]
+                recent[key] = rigid_model.inverse_dynamics(q_d, qd_d, qdd_d)
+            return recent[key].copy()
 
         return cls(torque)
 

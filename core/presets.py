@@ -17,9 +17,11 @@ LBM = 0.45359237  # kg
 
 
 def rigid_two_link() -> Arm:
-    """Textbook rigid planar two-link arm (Spong, Hutchinson & Vidyasagar, *Robot
-    Modeling and Control*, §7.4), with m = (1.0, 0.8) kg, l = (1.0, 0.8) m,
-    centres of mass at l/2 and slender-rod inertias; vertical plane, g = 9.81 m/s².
+    """Textbook rigid planar two-link arm in a vertical plane (Spong et al. §7.4).
+
+    Spong, Hutchinson & Vidyasagar, *Robot Modeling and Control*, §7.4, with
+    m = (1.0, 0.8) kg, l = (1.0, 0.8) m, centres of mass at l/2 and
+    slender-rod inertias; vertical plane, g = 9.81 m/s².
     """
     return Arm.planar(
         [Link.rigid(1.0, 1.0), Link.rigid(0.8, 0.8)], gravity=(0.0, -9.81, 0.0)
@@ -84,10 +86,11 @@ def space_arm_3link() -> Arm:
 
 
 def rigid_flexible_rigid() -> Arm:
-    """Rigid–flexible–rigid planar arm; the middle link is flexible (our parameters:
-    0.3 m / 1.0 kg rigid, 0.8 m steel-like strip ρA = 0.6 kg/m, EI = 20 N·m²,
-    0.4 m / 0.8 kg rigid, payload 0.2 kg). Used with clamped-mass shapes whose tip
-    load is the distal rigid link plus payload.
+    """Rigid–flexible–rigid planar arm; the middle link is flexible.
+
+    Our parameters: 0.3 m / 1.0 kg rigid, 0.8 m steel-like strip
+    ρA = 0.6 kg/m, EI = 20 N·m², 0.4 m / 0.8 kg rigid, payload 0.2 kg. Used
+    with clamped-mass shapes whose tip load is the distal rigid link plus payload.
     """
     return Arm.planar(
         [Link.rigid(0.3, 1.0), Link.flexible(0.8, 0.6, 20.0), Link.rigid(0.4, 0.8)],
@@ -96,10 +99,12 @@ def rigid_flexible_rigid() -> Arm:
 
 
 def azimuth_elevation() -> Arm:
-    """Azimuth–elevation arm: vertical azimuth axis, horizontal elevation axis,
-    second link flexible in both planes with a tip payload (our parameters:
-    column 0.3 m / 2 kg, beam 1.0 m, ρA = 0.5 kg/m, EI = EI_out = 30 N·m²,
-    payload 0.1 kg; gravity −9.81 m/s² along base z).
+    """Azimuth–elevation arm; the second link bends in both planes, under gravity.
+
+    Vertical azimuth axis, horizontal elevation axis, second link flexible in
+    both planes with a tip payload. Our parameters: column 0.3 m / 2 kg, beam
+    1.0 m, ρA = 0.5 kg/m, EI = EI_out = 30 N·m², payload 0.1 kg; gravity
+    −9.81 m/s² along base z.
     """
     joints = [Joint(alpha=math.pi / 2, d=0.3), Joint(a=1.0)]
     links = [
@@ -110,8 +115,9 @@ def azimuth_elevation() -> Arm:
 
 
 def rrp_translating() -> Arm:
-    """Spatial RRP arm whose third link is a flexible beam sliding through a hub
-    (translating link, SPEC §9), gravity-free.
+    """Spatial RRP arm; the third link is a flexible beam sliding through a hub.
+
+    Translating link of SPEC §9, gravity-free.
 
     From the source: m1 = 3.7051 kg, m2 = 0.3310 kg, m3 = 0.4303 kg (whole
     beam), payload 0.0828 kg, l1 = 0.1 m, l2 = 0.3 m, total length of link 3

@@ -12,6 +12,7 @@ so every simulation reports its own energy balance:
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,12 @@ from core.model import Model
 RTOL = 1e-8
 ATOL = 1e-10
 METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
+#: Largest extension speed ratio U/U_g of a translating link before a warning (SPEC §4).
+EXTENSION_SPEED_LIMIT = 0.1
+
+
+class AssumptionWarning(UserWarning):
+    """A modelling assumption is violated (the results may be inaccurate)."""
 
 
 class SimulationError(RuntimeError):
@@ -106,7 +113,14 @@ def simulate(
         qdd = model.forward_dynamics(q, qd, tau)
         power_in = qd @ B @ tau
         dissipated = qd @ model.damping_matrix(q) @ qd - qd @ B @ model.friction_forces(q, qd)
+        for k, (index, wave_speed) in enumerate(speeds):
+            ratio = abs(qd[index]) * q[index] / wave_speed
+            if ratio > worst[k][0]:
+                worst[k] = (ratio, t)
         return np.concatenate([qd, qdd, [power_in, dissipated]])
+
+    speeds = _wave_speeds(model)
+    worst = [(0.0, t0)] * len(speeds)
 
     x0 = np.concatenate([q0, qd0, [0.0, 0.0]])
     start = time.perf_counter()
@@ -117,14 +131,35 @@ def simulate(
         nfev=int(solution.nfev), njev=int(solution.njev), nlu=int(solution.nlu), wall_time=wall,
         method=method, rtol=rtol, atol=atol, success=bool(solution.success), message=solution.message,
     )
+    for (index, _), (ratio, when) in zip(speeds, worst):
+        if ratio > EXTENSION_SPEED_LIMIT:
+            warnings.warn(
+                f"translating link {index + 1}: extension speed ratio U/U_g reached {ratio:.3g} at t = {when:.4g} s "
+                f"(> {EXTENSION_SPEED_LIMIT}); the neglected convective terms of the sliding beam may matter",
+                AssumptionWarning,
+                stacklevel=2,
+            )
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else t0
         raise SimulationError(f"integration failed at t = {reached:.6g} s: {solution.message}", frame)
     return frame
 
 
+def _wave_speeds(model: Model) -> list[tuple[int, float]]:
+    """(joint index, √(EI/ρA)) of every translating link (link i sits on joint i);
+    the smaller bending stiffness when it bends in two planes."""
+    arm = getattr(model, "arm", None)
+    result = []
+    for number in getattr(arm, "translating_links", ()):
+        link = arm.links[number - 1]
+        EI = min(link.EI, link.EI_out) if link.EI_out is not None else link.EI
+        result.append((number - 1, float(np.sqrt(EI / link.mass_per_length))))
+    return result
+
+
 def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory) -> pd.DataFrame:
     n = model.n_dof
+    speeds = _wave_speeds(model)
     names = list(model.coordinates)
     rows: list[dict[str, Any]] = []
     for t, x in zip(times, states.T):
@@ -144,6 +179,8 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajecto
         row.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         row["input_power"] = qd @ model.input_matrix(q) @ tau
         row["work_input"], row["work_dissipated"] = x[2 * n], x[2 * n + 1]
+        for index, wave_speed in speeds:
+            row[f"extension_speed_ratio{index + 1}"] = abs(qd[index]) * q[index] / wave_speed
         rows.append(row)
     frame = pd.DataFrame(rows)
     if not frame.empty:

@@ -24,7 +24,13 @@ def write_reports(
     results: pd.DataFrame,
     failed: list[dict[str, Any]],
     cases: list[dict[str, Any]],
+    wall_times: dict[int, float] | None = None,
 ) -> None:
+    """Write results.csv, the kind's tables (CSV, LaTeX), plots and summary.md.
+
+    ``wall_times`` (case number → seconds) gives summary.md's cost table; it
+    stays out of the CSVs, which depend only on the config.
+    """
     formats = set(config.report.formats)
     lines = [
         f"# {config.study.name}",
@@ -47,6 +53,15 @@ def write_reports(
             if "latex" in formats:
                 (folder / f"{stem}.tex").write_text(latex_table(table, title))
             lines += [f"## {title}", "", markdown_table(table), ""]
+    if wall_times:
+        costs = pd.DataFrame(
+            [
+                {"case": c["case"], **{k: c[k] for k in ("backend", "shape", "modes", "elements")}, "wall_time_s": wall_times[c["case"]]}
+                for c in cases
+                if c["case"] in wall_times
+            ]
+        )
+        lines += ["## wall time per case", "", markdown_table(kind.cost(costs, analysis)), ""]
     if failed:
         pd.DataFrame(failed).to_csv(folder / "failures.csv", index=False)
         lines += ["## Failed cases", "", markdown_table(pd.DataFrame(failed)), ""]

@@ -187,7 +187,8 @@ def run_study(
             for n in sorted(outcomes)
         },
     }
-    write_reports(folder, config, kind, analysis, arm, results, failed, cases)
+    wall_times = {n: o["wall_time"] for n, o in outcomes.items() if o["status"] == "ok" and o.get("wall_time") is not None}
+    write_reports(folder, config, kind, analysis, arm, results, failed, cases, wall_times)
     manifest["finished"] = datetime.now(timezone.utc).isoformat()
     manifest["wall_time"] = time.perf_counter() - start
     _write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, default=str))

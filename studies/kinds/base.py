@@ -44,3 +44,8 @@ class StudyKind(ABC):
     def tables(self, results: pd.DataFrame, analysis: BaseModel) -> dict[str, pd.DataFrame]:
         """Key tables for summary.md and LaTeX, by name (default: none beyond the results)."""
         return {}
+
+    def cost(self, costs: pd.DataFrame, analysis: BaseModel) -> pd.DataFrame:
+        """The wall-time table of summary.md (case, sweep columns, ``wall_time_s``);
+        a kind may add columns (e.g. per simulated second)."""
+        return costs

@@ -119,7 +119,8 @@ class Simulation(StudyKind):
         for key, value in sweep_columns(case).items():
             frame.insert(0, key, value)
         frame["n_dof"] = model.n_dof
-        frame["nfev"] = frame.attrs["nfev"]
+        for key in ("nfev", "njev", "nlu"):  # deterministic; the wall time goes to the manifest
+            frame[key] = frame.attrs[key]
         return frame.to_dict("records")
 
     def tables(self, results, analysis):
@@ -134,11 +135,18 @@ class Simulation(StudyKind):
             row["max_joint_diff_to_finest"] = float(np.max(np.abs(group[joints].to_numpy() - reference[joints].to_numpy()))) if joints else np.nan
             row["energy_balance_error"] = group["energy_balance_error"].abs().max()
             row["rhs_evaluations"] = int(group["nfev"].iloc[0])
+            row["jacobian_evaluations"] = int(group["njev"].iloc[0])
+            row["lu_decompositions"] = int(group["nlu"].iloc[0])
             rows.append(row)
         tables = {"maxima and differences": pd.DataFrame(rows)}
         if analysis.spectrum:
             tables["tip acceleration spectrum"] = _spectrum_peaks(results)
         return tables
+
+    def cost(self, costs, analysis):
+        costs = costs.copy()
+        costs["wall_s_per_simulated_s"] = costs["wall_time_s"] / analysis.t_end
+        return costs
 
     def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
         text = [

@@ -1,0 +1,85 @@
+"""Simulation cost report (not a test; prints Markdown).
+
+    python benchmarks/simulation_report.py [horizon_s]
+
+For the shipped maneuvers (short horizon, default 0.2 s) and every
+``solve_ivp`` method, one table row with the right-hand-side (RHS), Jacobian
+and LU counts, the share of all RHS calls spent on finite-difference
+Jacobians (2 n + 2 per Jacobian for the 2 n + 2 states; Radau and BDF), wall time per simulated second,
+and the largest joint-angle difference to a tight reference run (DOP853,
+rtol 1e-11). All runs are in one process, so the wall times compare as ratios.
+
+It answers two questions the simulation issue raised: does an analytic or
+cheaper Jacobian pay (only if Jacobian evaluations are a noticeable share of
+the RHS calls), and does a stiff method pay for these arms (compare RHS calls
+and wall time at the same accuracy).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from amm import AssumedModesModel  # noqa: E402
+from core import PD, CartesianCircle, ChainModel, Cycloidal, FeedForward, rigid_equivalent, simulate  # noqa: E402
+from core.presets import lumped_two_link, space_arm_3link  # noqa: E402
+from fem import FiniteElementModel  # noqa: E402
+
+METHODS = ("Radau", "BDF", "LSODA", "DOP853", "RK45")
+
+
+def cases():
+    """(name, model, q0, controller, trajectory, rtol, atol) of the shipped maneuvers."""
+    space = space_arm_3link()
+    cycloid = Cycloidal(k=(0.075, 0.05, 0.1), T=(10.0, 5.0, 5.0), q0=(0.0, 0.0, 0.0))
+    feed = FeedForward.rigid_inverse_dynamics(ChainModel(rigid_equivalent(space), {}))
+    lumped = lumped_two_link()
+    circle = CartesianCircle(
+        center=(0.67, 0.34), radius=0.1, omega=2 * np.pi / 10,
+        lengths=tuple(link.length for link in lumped.links),
+    )
+    pd = PD(kp=125.0, kd=25.0)
+    for name, model in (
+        ("space arm, AMM 2 modes", AssumedModesModel(space, shape="clamped-free", modes=2)),
+        ("space arm, FEM 1 element", FiniteElementModel(space, elements=1)),
+    ):
+        q0 = np.zeros(model.n_dof)
+        yield name, model, q0, feed, cycloid, 1e-7, 1e-9
+    model = AssumedModesModel(lumped, shape="clamped-mass", modes=1)
+    q0 = model.home()
+    q0[:2] = circle.evaluate(0.0)[0]
+    yield "lumped arm circle, AMM 1 mode", model, q0, pd, circle, 1e-6, 1e-8
+
+
+def main(horizon: float) -> None:
+    times = np.linspace(0.0, horizon, 11)
+    print(f"# Simulation cost, {horizon} s of each maneuver\n")
+    print("| case | n_dof | method | RHS | Jacobians | LU | FD-Jacobian share of RHS | wall s / sim s | max joint diff [rad] |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, model, q0, controller, trajectory, rtol, atol in cases():
+        args = dict(controller=controller, trajectory=trajectory, t_eval=times)
+        reference = simulate(model, (0.0, horizon), q0, method="DOP853", rtol=1e-11, atol=1e-13, **args)
+        joints = list(model.coordinates[: model.n_joints])
+        for method in METHODS:
+            start = time.perf_counter()
+            frame = simulate(model, (0.0, horizon), q0, method=method, rtol=rtol, atol=atol, **args)
+            wall = time.perf_counter() - start
+            a = frame.attrs
+            # scipy's Radau/BDF count the 2n + 2 columns of a finite-difference
+            # Jacobian outside nfev; LSODA's Fortran code counts them inside.
+            columns = a["njev"] * (2 * model.n_dof + 2)
+            share = columns / (a["nfev"] + columns) if method in ("Radau", "BDF") else float("nan")
+            diff = np.max(np.abs(frame[joints].to_numpy() - reference[joints].to_numpy()))
+            print(
+                f"| {name} | {model.n_dof} | {method} | {a['nfev']} | {a['njev']} | {a['nlu']} | "
+                f"{share:.1%} | {wall / horizon:.1f} | {diff:.1e} |"
+            )
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 0.2)
