@@ -146,12 +146,7 @@ def _reference(arm: Arm, reference) -> np.ndarray:
     if q.shape != (arm.n_joints,):
         raise ValueError(f"reference must hold at least the {arm.n_joints} joint variables, got {np.shape(reference)}")
     for number in arm.translating_links:
-        length = arm.links[number - 1].length
-        if not 0.0 < q[number - 1] <= length * (1 + 1e-12):
-            raise ValueError(
-                f"reference: d{number}, the free length of translating link {number}, must lie in "
-                f"(0, {length}] m, got {float(q[number - 1])!r}"
-            )
+        arm.check_free_length(number, q[number - 1], where="reference: ")
     return q
 
 

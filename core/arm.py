@@ -939,6 +939,18 @@ class Arm(_Description):
             if link.is_flexible and joint.kind == "prismatic"
         )
 
+    def check_free_length(self, number: int, l, where: str = "") -> None:
+        """Raise ValueError unless the free length l (a number or an array; real
+        parts) of translating link ``number`` lies in (0, length]; ``where``
+        prefixes the message (e.g. ``"reference: "``)."""
+        length = self.links[number - 1].length
+        values = np.real(np.asarray(l))
+        if np.any(values <= 0) or np.any(values > length * (1 + 1e-12)):
+            got = f"{float(values)!r}" if values.ndim == 0 else f"{values.min()!r}…{values.max()!r}"
+            raise ValueError(
+                f"{where}d{number}: the free length of translating link {number} must lie in (0, {length}] m, got {got}"
+            )
+
     def home(self) -> np.ndarray:
         """The default joint configuration: all joint variables zero, except the
         free length of each translating link, which is fully extended (l = L)."""

@@ -246,11 +246,7 @@ class ChainModel(Model):
     def _free_length(self, q, number: int):
         """Free length l = q_i of translating link ``number`` (checked by the kinematics)."""
         l = q[..., number - 1]
-        if np.any(np.real(l) <= 0) or np.any(np.real(l) > self.arm.links[number - 1].length * (1 + 1e-12)):
-            raise ValueError(
-                f"d{number}: the free length of translating link {number} must lie in "
-                f"(0, {self.arm.links[number - 1].length}] m, got {l!r}"
-            )
+        self.arm.check_free_length(number, l)
         return l
 
     def elastic_forces(self, q) -> np.ndarray:
@@ -341,11 +337,10 @@ class ChainModel(Model):
             J[:, -1, number - 1] = 1.0  # l̇
         return J
 
-    def _body_mass(self, number: int, q: np.ndarray) -> np.ndarray:
-        body, delta = self.bodies[number], q[:, self.flex_columns[number]]
-        if number in self.translating:
-            return body.mass_matrix(delta, q[:, number - 1])
-        return body.mass_matrix(delta)
+    def _body_state(self, number: int, q: np.ndarray) -> tuple:
+        """(δ,) of flexible link ``number``, or (δ, l) for a translating link (q batched or not)."""
+        delta = q[..., self.flex_columns[number]]
+        return (delta, q[..., number - 1]) if number in self.translating else (delta,)
 
     def _mass_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
         """M for a batch of configurations q (B, n_dof) → (B, n_dof, n_dof)."""
@@ -357,7 +352,7 @@ class ChainModel(Model):
             if link.is_flexible:
                 J = self._body_jacobian(f, number, dtype)
                 body = self.bodies[number]
-                M += transpose(J) @ self._body_mass(number, q) @ J
+                M += transpose(J) @ body.mass_matrix(*self._body_state(number, q)) @ J
             else:
                 com = f.R_link @ np.asarray(link.com)
                 Jv = f.Jv_link - skew(com) @ f.Jw_link
@@ -414,11 +409,7 @@ class ChainModel(Model):
             if link.is_flexible:
                 body = self.bodies[number]
                 J = self._body_jacobian(f, number, dtype)
-                delta = q[:, self.flex_columns[number]]
-                if number in self.translating:
-                    wrench = body.gravity_wrench(delta, q[:, number - 1], g @ f.R_body)
-                else:
-                    wrench = body.gravity_wrench(delta, g @ f.R_body)
+                wrench = body.gravity_wrench(*self._body_state(number, q), g @ f.R_body)
                 G -= np.einsum("bkn,bk->bn", J, wrench)
             else:
                 Jv = f.Jv_link - skew(f.R_link @ np.asarray(link.com)) @ f.Jw_link
@@ -442,8 +433,7 @@ class ChainModel(Model):
             p_link, R_link, R_body, p_tip = f.p_link[0], f.R_link[0], f.R_body[0], f.p_tip[0]
             if link.is_flexible:
                 body = self.bodies[number]
-                delta = q[self.flex_columns[number]]
-                S1 = body.first_moment(delta, q[i]) if number in self.translating else body.first_moment(delta)
+                S1 = body.first_moment(*self._body_state(number, q))
                 V -= body.mass * (g @ p_link) + g @ (R_body @ S1)
             else:
                 V -= link.mass * (g @ (p_link + R_link @ np.asarray(link.com)))

@@ -32,6 +32,17 @@ from core.basis import BeamBasis
 from core.rotations import skew
 
 
+
+def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
+    """E_y, E_z (n, n·planes): pick the in-plane and out-of-plane coordinates of
+    a link's n·planes flexible coordinates (E_z is zero for one plane)."""
+    E_y = np.zeros((n, n * planes))
+    E_y[:, :n] = np.eye(n)
+    E_z = np.zeros((n, n * planes))
+    if planes == 2:
+        E_z[:, n:] = np.eye(n)
+    return E_y, E_z
+
 class FlexibleBody:
     """Precomputed, δ-independent inertia data of one flexible link.
 
@@ -49,13 +60,8 @@ class FlexibleBody:
         n = basis.n
         m = n * planes
         self.n_coordinates = m
-        E_y = np.zeros((n, m))
-        E_y[:, :n] = np.eye(n)
-        E_z = np.zeros((n, m))
-        if planes == 2:
-            E_z[:, n:] = np.eye(n)
         self.planes = planes
-        self.E = (E_y, E_z)
+        self.E = E_y, E_z = _plane_selectors(n, planes)
         rho = link.mass_per_length
         L = link.length
         lumped = link.lumped_masses
@@ -166,13 +172,8 @@ class TranslatingBody:
         n = basis.n
         m = n * planes
         self.n_coordinates = m
-        E_y = np.zeros((n, m))
-        E_y[:, :n] = np.eye(n)
-        E_z = np.zeros((n, m))
-        if planes == 2:
-            E_z[:, n:] = np.eye(n)
         self.planes = planes
-        self.E = (E_y, E_z)
+        self.E = E_y, E_z = _plane_selectors(n, planes)
         self.basis = basis
         self.rho = link.mass_per_length
         self.L = link.length

@@ -118,12 +118,7 @@ class ChainKinematics:
             elif translating:
                 # The hub stays put; the joint variable is the free length.
                 theta, d = joint.theta_offset + 0 * q[:, i], joint.d + 0 * q[:, i]
-                free = q[:, i]
-                if np.any(np.real(free) <= 0) or np.any(np.real(free) > link.length * (1 + 1e-12)):
-                    raise ValueError(
-                        f"d{i + 1}: the free length of translating link {i + 1} must lie in "
-                        f"(0, {link.length}] m, got {np.real(free).min()!r}…{np.real(free).max()!r}"
-                    )
+                self.arm.check_free_length(i + 1, q[:, i])
             else:
                 theta, d = joint.theta_offset + 0 * q[:, i], q[:, i] + joint.d
             R_link = R @ rot_z(theta)

@@ -30,8 +30,8 @@ def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
     link's beam frame), including each body's m·d², evaluated with all links
     undeformed at the joint configuration ``q`` (default: all joint variables
     zero, translating links fully extended). A translating link counts as its
-    whole beam, centred at l − L/2 from its hub exit. Reflected motor inertia is not part of it (it turns with the motor,
-    not with the tip).
+    whole beam, centred at l − L/2 from its hub exit. Reflected motor inertia
+    is not part of it (it turns with the motor, not with the tip).
     """
     if not (isinstance(link, (int, np.integer)) and 1 <= link <= arm.n_links):
         raise ValueError(f"link must be a link number from 1 to {arm.n_links}, got {link!r}")

@@ -10,7 +10,6 @@ joint, its frame at the beam's tip.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from core.arm import Arm, Link

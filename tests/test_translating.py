@@ -285,7 +285,7 @@ def test_free_lengths_outside_the_beam_are_errors():
             model.mass_matrix(q)
         with pytest.raises(ValueError, match=r"d3"):
             model.stiffness_matrix(q)
-    with pytest.raises(ValueError, match=r"reference: d3, the free length of translating link 3, must lie in \(0, 1.3\] m, got 2.0"):
+    with pytest.raises(ValueError, match=r"reference: d3: the free length of translating link 3 must lie in \(0, 1.3\] m, got 2.0"):
         AssumedModesModel(ARM, modes=2, reference=[0.0, 0.0, 2.0])
     with pytest.raises(ValueError, match=r"s must lie in \[-0.5, 0.8\] on link 3"):
         q = model.home()
