@@ -299,5 +299,16 @@ def test_simulation_study_reports_time_histories(tmp_path):
     assert (tmp_path / "s" / "time_response.png").exists()
     summary = (tmp_path / "s" / "summary.md").read_text()
     assert "maxima and differences" in summary and "tip acceleration spectrum" in summary
+    # The cost table: wall time per case from the case records, per simulated second = wall / t_end.
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    section = summary.split("## wall time per case")[1]
+    header = [c.strip() for c in section.strip().splitlines()[0].strip("|").split("|")]
+    assert header[-2:] == ["wall_time_s", "wall_s_per_simulated_s"]
+    for line in section.strip().splitlines()[2:4]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        wall = manifest["cases"][cells[0]]["wall_time"]
+        assert float(cells[-2]) == pytest.approx(wall, rel=1e-5)
+        assert float(cells[-1]) == pytest.approx(wall / 0.2, rel=1e-5)
+    assert "wall_time" not in results.columns  # the CSVs stay a function of the config
     bad = text.replace('kind = "pd"', 'kind = "pid"')
     assert run_cli("run", str(write(tmp_path, bad, "bad.toml"))) == 2
