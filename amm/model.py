@@ -144,7 +144,9 @@ def _reference(arm: Arm, reference) -> np.ndarray:
         return arm.home()
     q = np.asarray(reference, dtype=float)[: arm.n_joints]
     if q.shape != (arm.n_joints,):
-        raise ValueError(f"reference must hold at least the {arm.n_joints} joint variables, got {np.shape(reference)}")
+        raise ValueError(
+            f"reference must hold at least the {arm.n_joints} joint variables, got {np.shape(reference)}"
+        )
     for number in arm.translating_links:
         arm.check_free_length(number, q[number - 1], where="reference: ")
     return q
@@ -156,7 +158,9 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
         raise ValueError(f"{where}: expected (family, modes) or (family, modes, params), got {spec!r}")
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
-    allowed, kind = (TRANSLATING_FAMILIES, "translating") if translating else (FIXED_LENGTH_FAMILIES, "fixed-length")
+    allowed, kind = (
+        (TRANSLATING_FAMILIES, "translating") if translating else (FIXED_LENGTH_FAMILIES, "fixed-length")
+    )
     if name not in allowed:
         raise ValueError(f"{where}: family must be one of {list(allowed)} for a {kind} link, got {name!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:

@@ -25,14 +25,14 @@ from scipy.integrate import solve_ivp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import shapes  # noqa: E402
-from amm import AssumedModesModel  # noqa: E402
-from core import Arm, ChainModel, Link, Payload  # noqa: E402
-from core.model import COMPLEX_STEP  # noqa: E402
-from core.presets import lumped_two_link  # noqa: E402
-from tests.strategies import amm_models, states  # noqa: E402
-from tests.test_engine_energy import energy, two_link_flexible_arm  # noqa: E402
-from tests.test_engine_reference import textbook_two_link  # noqa: E402
+import shapes
+from amm import AssumedModesModel
+from core import Arm, ChainModel, Link, Payload
+from core.model import COMPLEX_STEP
+from core.presets import lumped_two_link
+from tests.strategies import amm_models, states
+from tests.test_engine_energy import energy, two_link_flexible_arm
+from tests.test_engine_reference import textbook_two_link
 
 
 def rigid_error() -> float:
@@ -46,9 +46,12 @@ def rigid_error() -> float:
     for _ in range(1000):
         q, qd = rng.uniform(-np.pi, np.pi, 2), rng.normal(size=2)
         M, Cqd, G = textbook_two_link(q, qd, m1, m2, l1, lc1, lc2, I1, I2, g)
-        worst = max(worst, np.max(np.abs(model.mass_matrix(q) - M)),
-                    np.max(np.abs(model.coriolis_matrix(q, qd) @ qd - Cqd)),
-                    np.max(np.abs(model.gravity_forces(q) - G)))
+        worst = max(
+            worst,
+            np.max(np.abs(model.mass_matrix(q) - M)),
+            np.max(np.abs(model.coriolis_matrix(q, qd) @ qd - Cqd)),
+            np.max(np.abs(model.gravity_forces(q) - G)),
+        )
     return worst
 
 
@@ -56,8 +59,13 @@ def skew_violation(examples: int) -> tuple[float, int]:
     worst = [0.0, 0]
 
     @given(data=st.data())
-    @settings(max_examples=examples, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     def run(data):
         model = data.draw(amm_models())
         q, qd = data.draw(states(model))
@@ -75,9 +83,15 @@ def energy_drift() -> float:
     model = AssumedModesModel(two_link_flexible_arm(), shape="clamped-mass", modes=2)
     n = model.n_dof
     x0 = np.zeros(2 * n)
-    x0[:2], x0[2:n], x0[n:n + 2] = [0.3, -0.5], 0.02, [1.0, -1.5]
-    sol = solve_ivp(lambda t, x: np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], np.zeros(2))]),
-                    (0, 2), x0, method="DOP853", rtol=1e-10, atol=1e-12)
+    x0[:2], x0[2:n], x0[n : n + 2] = [0.3, -0.5], 0.02, [1.0, -1.5]
+    sol = solve_ivp(
+        lambda t, x: np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], np.zeros(2))]),
+        (0, 2),
+        x0,
+        method="DOP853",
+        rtol=1e-10,
+        atol=1e-12,
+    )
     E = np.array([energy(model, x) for x in sol.y.T])
     return float(np.max(np.abs(E - E[0])) / abs(E[0]))
 
@@ -85,7 +99,9 @@ def energy_drift() -> float:
 def clamped_mass_error() -> float:
     L, rho, EI, M, J = 1.2, 0.8, 15.0, 0.5, 0.02
     arm = Arm.planar([Link.flexible(L, rho, EI)], payload=Payload(M, J))
-    exact = shapes.ClampedMass(M / (rho * L), J / (rho * L**3)).frequencies(4, EI=EI, mass_per_length=rho, length=L)
+    exact = shapes.ClampedMass(M / (rho * L), J / (rho * L**3)).frequencies(
+        4, EI=EI, mass_per_length=rho, length=L
+    )
     omega = AssumedModesModel(arm, shape="clamped-mass", modes=4).natural_frequencies()
     return float(np.max(np.abs(omega / exact - 1)))
 
@@ -93,7 +109,10 @@ def clamped_mass_error() -> float:
 def distal_table() -> list[str]:
     arm = lumped_two_link(gravity=False)
     joints = np.array([math.pi / 4, -math.pi / 4])
-    rows = ["| modes per link | clamped-free ω1 | ω2 [rad/s] | clamped-mass (distal) ω1 | ω2 [rad/s] |", "|---|---|---|---|---|"]
+    rows = [
+        "| modes per link | clamped-free ω1 | ω2 [rad/s] | clamped-mass (distal) ω1 | ω2 [rad/s] |",
+        "|---|---|---|---|---|",
+    ]
     for modes in (1, 2, 4, 8):
         cells = []
         for shape in ("clamped-free", "clamped-mass"):

@@ -49,8 +49,12 @@ def locked(model, joints):
 def agreement() -> None:
     cases = [
         ("three-link space arm, θ = 0, first 5 locked ω [rad/s]", space_arm_3link(), [0.0, 0.0, 0.0], 5),
-        ("lumped two-link arm, θ = (45°, −45°), no gravity, first 2 locked ω [rad/s]",
-         lumped_two_link(gravity=False), [math.pi / 4, -math.pi / 4], 2),
+        (
+            "lumped two-link arm, θ = (45°, −45°), no gravity, first 2 locked ω [rad/s]",
+            lumped_two_link(gravity=False),
+            [math.pi / 4, -math.pi / 4],
+            2,
+        ),
     ]
     for title, arm, joints, count in cases:
         print(f"\n{title}\n")

@@ -34,15 +34,23 @@ def reference_root(name: str, family: shapes.ShapeFamily, guess: float) -> float
         return float(mpmath.pi * round(guess / np.pi))
     mu, j = family.mass_ratio, family.inertia_ratio
     with mpmath.workdps(50):
+
         def f(x):
             ch, sh, c, s = mpmath.cosh(x), mpmath.sinh(x), mpmath.cos(x), mpmath.sin(x)
-            return ((1 + c * ch) - mu * x * (ch * s - sh * c) - j * x**3 * (ch * s + sh * c)
-                    + mu * j * x**4 * (1 - c * ch)) / ch
+            return (
+                (1 + c * ch)
+                - mu * x * (ch * s - sh * c)
+                - j * x**3 * (ch * s + sh * c)
+                + mu * j * x**4 * (1 - c * ch)
+            ) / ch
+
         return float(mpmath.findroot(f, mpmath.mpf(guess)))
 
 
 def main() -> None:
-    print("| family | parameters | orthonormality 10 | 50 | 100 | BC residual (100) | root error (100) | 100 roots [ms] |")
+    print(
+        "| family | parameters | orthonormality 10 | 50 | 100 | BC residual (100) | root error (100) | 100 roots [ms] |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, params in CASES:
         start = time.perf_counter()
@@ -54,7 +62,9 @@ def main() -> None:
         reference = np.array([reference_root(name, family, b) for b in betas])
         root_error = np.max(np.abs(betas - reference) / reference)
         text = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "-"
-        print(f"| {name} | {text} | {ortho[0]:.1e} | {ortho[1]:.1e} | {ortho[2]:.1e} | {bc:.1e} | {root_error:.1e} | {elapsed:.0f} |")
+        print(
+            f"| {name} | {text} | {ortho[0]:.1e} | {ortho[1]:.1e} | {ortho[2]:.1e} | {bc:.1e} | {root_error:.1e} | {elapsed:.0f} |"
+        )
 
 
 if __name__ == "__main__":

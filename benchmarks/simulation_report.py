@@ -33,10 +33,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from amm import AssumedModesModel  # noqa: E402
-from core import PD, CartesianCircle, ChainModel, Cycloidal, FeedForward, rigid_equivalent, simulate  # noqa: E402
-from core.presets import lumped_two_link, space_arm_3link  # noqa: E402
-from fem import FiniteElementModel  # noqa: E402
+from amm import AssumedModesModel
+from core import PD, CartesianCircle, ChainModel, Cycloidal, FeedForward, rigid_equivalent, simulate
+from core.presets import lumped_two_link, space_arm_3link
+from fem import FiniteElementModel
 
 METHODS = ("Radau", "BDF", "LSODA", "DOP853", "RK45")
 
@@ -48,7 +48,9 @@ def cases():
     feed = FeedForward.rigid_inverse_dynamics(ChainModel(rigid_equivalent(space), {}))
     lumped = lumped_two_link()
     circle = CartesianCircle(
-        center=(0.67, 0.34), radius=0.1, omega=2 * np.pi / 10,
+        center=(0.67, 0.34),
+        radius=0.1,
+        omega=2 * np.pi / 10,
         lengths=tuple(link.length for link in lumped.links),
     )
     pd = PD(kp=125.0, kd=25.0)
@@ -67,7 +69,9 @@ def cases():
 def main(horizon: float) -> None:
     times = np.linspace(0.0, horizon, 11)
     print(f"# Simulation cost, {horizon} s of each maneuver\n")
-    print("| case | n_dof | method | RHS | Jacobians | LU | FD-Jacobian share of RHS | wall s / sim s | max joint diff [rad] |")
+    print(
+        "| case | n_dof | method | RHS | Jacobians | LU | FD-Jacobian share of RHS | wall s / sim s | max joint diff [rad] |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name, model, q0, controller, trajectory, rtol, atol in cases():
         args = dict(controller=controller, trajectory=trajectory, t_eval=times)
@@ -104,7 +108,9 @@ def equal_accuracy(horizon: float) -> None:
             frame = simulate(model, (0.0, horizon), q0, method=method, rtol=rtol, atol=rtol * 1e-2, **args)
             wall = time.perf_counter() - start
             diff = np.max(np.abs(frame[joints].to_numpy() - reference[joints].to_numpy()))
-            print(f"| {method} | {rtol:.0e} | {frame.attrs['nfev']} | {frame.attrs['njev']} | {wall / horizon:.1f} | {diff:.1e} |")
+            print(
+                f"| {method} | {rtol:.0e} | {frame.attrs['nfev']} | {frame.attrs['njev']} | {wall / horizon:.1f} | {diff:.1e} |"
+            )
 
 
 if __name__ == "__main__":

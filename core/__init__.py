@@ -3,12 +3,12 @@
 Nothing in ``core`` imports a backend (:mod:`amm`, :mod:`fem`).
 """
 
+from core.analysis import closed_loop_eigenvalues, zero_dynamics
 from core.arm import Arm, Damping, Joint, Link, LumpedMass, Payload
 from core.basis import BeamBasis
+from core.controllers import CONTROLLERS, PD, ComputedTorque, Decoupling, FeedForward
 from core.engine import ChainModel
 from core.loads import distal_load
-from core.analysis import closed_loop_eigenvalues, zero_dynamics
-from core.controllers import CONTROLLERS, PD, ComputedTorque, Decoupling, FeedForward
 from core.model import SOLVERS, Model
 from core.rigid import rigid_equivalent
 from core.simulation import AssumptionWarning, SimulationError, energy_drift, simulate
@@ -17,28 +17,28 @@ from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
 __all__ = [
     "CONTROLLERS",
     "PD",
-    "CartesianCircle",
-    "ComputedTorque",
-    "Cycloidal",
-    "Decoupling",
-    "FeedForward",
-    "ParabolicBlend",
-    "AssumptionWarning",
-    "SimulationError",
-    "closed_loop_eigenvalues",
-    "energy_drift",
-    "rigid_equivalent",
-    "simulate",
-    "zero_dynamics",
     "SOLVERS",
     "Arm",
+    "AssumptionWarning",
     "BeamBasis",
+    "CartesianCircle",
     "ChainModel",
+    "ComputedTorque",
+    "Cycloidal",
     "Damping",
+    "Decoupling",
+    "FeedForward",
     "Joint",
     "Link",
     "LumpedMass",
     "Model",
+    "ParabolicBlend",
     "Payload",
+    "SimulationError",
+    "closed_loop_eigenvalues",
     "distal_load",
+    "energy_drift",
+    "rigid_equivalent",
+    "simulate",
+    "zero_dynamics",
 ]

@@ -39,7 +39,9 @@ def zero_dynamics(model: Model, q=None) -> np.ndarray:
     return eigenvalues[np.lexsort((eigenvalues.imag, eigenvalues.real))]
 
 
-def closed_loop_eigenvalues(model: Model, controller, q, qd=None, trajectory=None, t: float = 0.0) -> np.ndarray:
+def closed_loop_eigenvalues(
+    model: Model, controller, q, qd=None, trajectory=None, t: float = 0.0
+) -> np.ndarray:
     """Eigenvalues of the closed loop ẋ = f(x, controller(x)) linearized at (q, q̇) and time t.
 
     Central differences of the exact closed-loop dynamics (relative step

@@ -458,7 +458,9 @@ class Damping(_Description):
         if len(self.ratios) == 1:
             return self.ratios[0]
         if not 1 <= mode <= len(self.ratios):
-            raise ValueError(f"damping: no ratio for mode {mode}; {len(self.ratios)} per-mode ratios were given")
+            raise ValueError(
+                f"damping: no ratio for mode {mode}; {len(self.ratios)} per-mode ratios were given"
+            )
         return self.ratios[mode - 1]
 
     def to_dict(self) -> dict[str, Any]:
@@ -567,7 +569,9 @@ class Link(_Description):
                 raise _FieldError("link", f"{name} is required for a flexible link")
         lumped = _items(self.lumped_masses)
         if lumped is None:
-            raise _FieldError("link", f"lumped_masses must be a sequence of LumpedMass, got {self.lumped_masses!r}")
+            raise _FieldError(
+                "link", f"lumped_masses must be a sequence of LumpedMass, got {self.lumped_masses!r}"
+            )
         for k, lumped_mass in enumerate(lumped, start=1):
             name = f"lumped_masses[{k}]"
             if not isinstance(lumped_mass, LumpedMass):
@@ -669,7 +673,9 @@ class Link(_Description):
                 values["damping"] = Damping._from_dict(values["damping"], _key_path(path, "damping"))
         if "tip_payload" in values:
             with _located("link", "tip_payload"):
-                values["tip_payload"] = Payload._from_dict(values["tip_payload"], _key_path(path, "tip_payload"))
+                values["tip_payload"] = Payload._from_dict(
+                    values["tip_payload"], _key_path(path, "tip_payload")
+                )
         if "lumped_masses" in values:
             list_path = _key_path(path, "lumped_masses")
             lumped = []
@@ -729,7 +735,9 @@ class Joint(_Description):
     def __post_init__(self) -> None:
         where = "joint"
         _one_of(self.kind, _JOINT_KINDS, where, "kind")
-        values = {name: _finite(getattr(self, name), where, name) for name in ("a", "alpha", "d", "theta_offset")}
+        values = {
+            name: _finite(getattr(self, name), where, name) for name in ("a", "alpha", "d", "theta_offset")
+        }
         for name in ("hub_mass", "hub_inertia", "motor_inertia", "viscous_friction", "coulomb_friction"):
             values[name] = _non_negative(getattr(self, name), where, name)
         values["gear_ratio"] = _positive(self.gear_ratio, where, "gear_ratio")
@@ -814,7 +822,7 @@ class Arm(_Description):
             )
 
     def _check_geometry(self) -> None:
-        for i, (joint, link) in enumerate(zip(self.joints, self.links), start=1):
+        for i, (joint, link) in enumerate(zip(self.joints, self.links, strict=True), start=1):
             if not link.is_flexible:
                 continue
             if joint.kind == "revolute" and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
@@ -838,10 +846,13 @@ class Arm(_Description):
     def _check_planar(self) -> None:
         for i, joint in enumerate(self.joints, start=1):
             if joint.kind != "revolute":
-                raise _FieldError(f"joint {i}", f"kind must be 'revolute' in a planar arm, got {joint.kind!r}")
+                raise _FieldError(
+                    f"joint {i}", f"kind must be 'revolute' in a planar arm, got {joint.kind!r}"
+                )
             if joint.alpha != 0.0:
                 raise _FieldError(
-                    f"joint {i}", f"alpha must be 0 in a planar arm (parallel joint axes), got {joint.alpha!r}"
+                    f"joint {i}",
+                    f"alpha must be 0 in a planar arm (parallel joint axes), got {joint.alpha!r}",
                 )
         for i, link in enumerate(self.links, start=1):
             if link.EI_out is not None:
@@ -851,7 +862,8 @@ class Arm(_Description):
                 )
         if self.gravity[2] != 0.0:
             raise _FieldError(
-                "arm", f"gravity must lie in the x-y plane of a planar arm (z component 0), got {self.gravity!r}"
+                "arm",
+                f"gravity must lie in the x-y plane of a planar arm (z component 0), got {self.gravity!r}",
             )
 
     @classmethod
@@ -891,7 +903,7 @@ class Arm(_Description):
             joint_items = _typed_items(joints, Joint, "joint")
         _check_counts(joint_items, link_items)
         placed = []
-        for i, (joint, link) in enumerate(zip(joint_items, link_items), start=1):
+        for i, (joint, link) in enumerate(zip(joint_items, link_items, strict=True), start=1):
             if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
                 raise _FieldError(
                     f"joint {i}",
@@ -935,7 +947,8 @@ class Arm(_Description):
     def translating_links(self) -> tuple[int, ...]:
         """Indices (from 1) of the flexible links on prismatic joints (free length = joint variable)."""
         return tuple(
-            i for i, (joint, link) in enumerate(zip(self.joints, self.links), start=1)
+            i
+            for i, (joint, link) in enumerate(zip(self.joints, self.links, strict=True), start=1)
             if link.is_flexible and joint.kind == "prismatic"
         )
 
@@ -980,8 +993,6 @@ class Arm(_Description):
         if "payload" in values:
             values["payload"] = Payload._from_dict(values["payload"], _key_path(path, "payload"))
         return cls(**values)
-
-
 
 
 def _typed_items(value: object, cls: type, subject: str) -> tuple[Any, ...]:

@@ -68,8 +68,12 @@ class BeamBasis:
             raise ValueError(f"basis frame must be one of {FRAMES}, got {self.frame!r}")
         n = self.tip_value.shape[0]
         shapes = {
-            "mass": (n, n), "first": (n,), "moment": (n,), "stiffness": (n, n),
-            "tip_slope": (n,), "root_slope": (n,),
+            "mass": (n, n),
+            "first": (n,),
+            "moment": (n,),
+            "stiffness": (n, n),
+            "tip_slope": (n,),
+            "root_slope": (n,),
         }
         for name, shape in shapes.items():
             if getattr(self, name).shape != shape:

@@ -141,4 +141,9 @@ class Decoupling:
 
 
 #: Controllers by name (study configs).
-CONTROLLERS = {"feed-forward": FeedForward, "pd": PD, "computed-torque": ComputedTorque, "decoupling": Decoupling}
+CONTROLLERS = {
+    "feed-forward": FeedForward,
+    "pd": PD,
+    "computed-torque": ComputedTorque,
+    "decoupling": Decoupling,
+}

@@ -98,9 +98,7 @@ class ChainModel(Model):
         self.coulomb_velocity = float(coulomb_velocity)
         self.description = description
         n_joints = arm.n_joints
-        names = [
-            f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(arm.joints, start=1)
-        ]
+        names = [f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(arm.joints, start=1)]
         self.bases: dict[int, BeamBasis | TranslatingBasis] = {}
         self.bodies: dict[int, FlexibleBody | TranslatingBody] = {}
         self.translating = arm.translating_links
@@ -265,7 +263,11 @@ class ChainModel(Model):
         q = np.asarray(q, dtype=float)
         if not self.translating:
             return self._K.copy()
-        columns = [c for number in self.translating for c in (number - 1, *range(self.n_dof)[self.flex_columns[number]])]
+        columns = [
+            c
+            for number in self.translating
+            for c in (number - 1, *range(self.n_dof)[self.flex_columns[number]])
+        ]
         H = self.stiffness_matrix(q)
         for k in columns:
             shifted = q.astype(complex)
@@ -347,7 +349,7 @@ class ChainModel(Model):
         dtype = np.result_type(q, float)
         M = np.zeros((q.shape[0], self.n_dof, self.n_dof), dtype=dtype)
         frames = self.kinematics.frames(q) if frames is None else frames
-        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
+        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames, strict=True)):
             number = i + 1
             if link.is_flexible:
                 J = self._body_jacobian(f, number, dtype)
@@ -369,7 +371,9 @@ class ChainModel(Model):
                 M += joint.reflected_inertia * np.outer(b, b)
             for payload in self._payloads(number):
                 inertia = f.R_end @ payload.inertia_tensor() @ transpose(f.R_end)
-                M += payload.mass * (transpose(f.Jv_tip) @ f.Jv_tip) + transpose(f.Jw_tip) @ inertia @ f.Jw_tip
+                M += (
+                    payload.mass * (transpose(f.Jv_tip) @ f.Jv_tip) + transpose(f.Jw_tip) @ inertia @ f.Jw_tip
+                )
         return M
 
     def _payloads(self, number: int) -> list:
@@ -404,7 +408,7 @@ class ChainModel(Model):
         if not np.any(g):
             return G
         frames = self.kinematics.frames(q) if frames is None else frames
-        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
+        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames, strict=True)):
             number = i + 1
             if link.is_flexible:
                 body = self.bodies[number]
@@ -428,7 +432,7 @@ class ChainModel(Model):
         if not np.any(g):
             return float(V)
         frames = self.kinematics.frames(q[None], jacobians=False)
-        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames)):
+        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames, strict=True)):
             number = i + 1
             p_link, R_link, R_body, p_tip = f.p_link[0], f.R_link[0], f.R_body[0], f.p_tip[0]
             if link.is_flexible:

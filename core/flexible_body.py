@@ -32,7 +32,6 @@ from core.basis import BeamBasis
 from core.rotations import skew
 
 
-
 def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
     """E_y, E_z (n, n·planes): pick the in-plane and out-of-plane coordinates of
     a link's n·planes flexible coordinates (E_z is zero for one plane)."""
@@ -42,6 +41,7 @@ def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
     if planes == 2:
         E_z[:, n:] = np.eye(n)
     return E_y, E_z
+
 
 class FlexibleBody:
     """Precomputed, δ-independent inertia data of one flexible link.
@@ -90,10 +90,11 @@ class FlexibleBody:
             np.vstack([np.zeros(m), -slopes[:, k] @ E_z, slopes[:, k] @ E_y]) for k in range(len(lumped))
         ]
         self.rotary_Ωδ = sum(
-            (np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, psi_rows)), np.zeros((3, m))
+            (np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, psi_rows, strict=True)), np.zeros((3, m))
         )
         self.rotary_δδ = sum(
-            (psi.T @ np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, psi_rows)), np.zeros((m, m))
+            (psi.T @ np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, psi_rows, strict=True)),
+            np.zeros((m, m)),
         )
         self.M_δδ = sum(self.N[a][a] for a in range(planes)) + self.rotary_δδ
         self._skew_x_B = skew(np.array([1.0, 0.0, 0.0])) @ self.B

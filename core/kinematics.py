@@ -110,7 +110,7 @@ class ChainKinematics:
         Jv = np.zeros((batch, 3, n), dtype=dtype) if jacobians else None
         Jw = np.zeros((batch, 3, n), dtype=dtype) if jacobians else None
         out = []
-        for i, (joint, link) in enumerate(zip(self.arm.joints, self.arm.links)):
+        for i, (joint, link) in enumerate(zip(self.arm.joints, self.arm.links, strict=True)):
             z = R[:, :, 2]
             translating = link.is_flexible and joint.kind == "prismatic"
             if joint.kind == "revolute":
@@ -164,7 +164,9 @@ class ChainKinematics:
                     Jv_tip[:, :, tip.columns] += R_body @ tip.translation
                     if translating:
                         # ∂θ/∂l = −θ/l; the tip slides out along the beam axis.
-                        Jw_tip[:, :, i] -= (R_body @ (turn @ (theta_tip / length[:, None])[:, :, None]))[:, :, 0]
+                        Jw_tip[:, :, i] -= (R_body @ (turn @ (theta_tip / length[:, None])[:, :, None]))[
+                            :, :, 0
+                        ]
                         Jv_tip[:, :, i] += R_body[:, :, 0]
             R_tip = R_end @ rot_x(joint.alpha + 0 * q[:, i])
             p_tip = p_link + offset

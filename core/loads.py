@@ -80,4 +80,3 @@ def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
         for m, position, tensor in bodies
     )
     return float(mass), float(inertia)
-

@@ -255,9 +255,7 @@ class Model(ABC):
         if not np.any(qd0):
             qdd0 = self._smooth_dynamics(q0, qd0, tau0)
             dM = self.mass_matrix_derivatives(q0)
-            stiffness = (
-                self.elastic_stiffness(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
-            )
+            stiffness = self.elastic_stiffness(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
             A[n:, :n] = -np.linalg.solve(M, stiffness)
             A[n:, n:] = -np.linalg.solve(M, self.damping_matrix(q0))
         else:
@@ -286,9 +284,7 @@ class Model(ABC):
         )
         return np.linalg.solve(self.mass_matrix(q), rhs)
 
-    def natural_frequencies(
-        self, q=None, joints: Literal["locked", "free"] = "locked"
-    ) -> np.ndarray:
+    def natural_frequencies(self, q=None, joints: Literal["locked", "free"] = "locked") -> np.ndarray:
         """Undamped natural frequencies [rad/s] about configuration q, ascending.
 
         ``"locked"``: the actuated coordinates Bᵀq are held (the motors hold

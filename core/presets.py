@@ -23,9 +23,7 @@ def rigid_two_link() -> Arm:
     m = (1.0, 0.8) kg, l = (1.0, 0.8) m, centres of mass at l/2 and
     slender-rod inertias; vertical plane, g = 9.81 m/s².
     """
-    return Arm.planar(
-        [Link.rigid(1.0, 1.0), Link.rigid(0.8, 0.8)], gravity=(0.0, -9.81, 0.0)
-    )
+    return Arm.planar([Link.rigid(1.0, 1.0), Link.rigid(0.8, 0.8)], gravity=(0.0, -9.81, 0.0))
 
 
 def one_flexible_link() -> Arm:
@@ -58,9 +56,7 @@ def lumped_two_link(gravity: bool = True) -> Arm:
     """
     E = 2.06e11
     lengths, masses, inertias = (0.475, 0.435), (0.374, 0.29), (16e-11, 6.75e-11)
-    links = [
-        Link.flexible(L, m / L, E * I) for L, m, I in zip(lengths, masses, inertias)
-    ]
+    links = [Link.flexible(L, m / L, E * I) for L, m, I in zip(lengths, masses, inertias, strict=True)]
     joints = [
         Joint(gear_ratio=64, coulomb_friction=0.0345, viscous_friction=0.0037),
         Joint(hub_mass=2.94, gear_ratio=32, coulomb_friction=0.0226, viscous_friction=0.0023),
@@ -80,7 +76,7 @@ def space_arm_3link() -> Arm:
     planes (the source uses 2 clamped-free modes per plane).
     """
     lengths, masses = (6.0, 7.0, 2.0), (140.0, 85.0, 95.0)
-    links = [Link.flexible(L, m / L, 1e5, EI_out=1e5) for L, m in zip(lengths, masses)]
+    links = [Link.flexible(L, m / L, 1e5, EI_out=1e5) for L, m in zip(lengths, masses, strict=True)]
     joints = [Joint(a=L) for L in lengths]
     return Arm.from_dh(joints, links)
 

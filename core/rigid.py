@@ -19,7 +19,7 @@ from core.rotations import PRISMATIC_BEAM
 def rigid_equivalent(arm: Arm) -> Arm:
     """``arm`` with every flexible link replaced by its undeformed rigid counterpart."""
     links, joints = [], []
-    for joint, link in zip(arm.joints, arm.links):
+    for joint, link in zip(arm.joints, arm.links, strict=True):
         if not link.is_flexible:
             links.append(link)
             joints.append(joint)
@@ -37,10 +37,18 @@ def rigid_equivalent(arm: Arm) -> Arm:
         ]
         if link.tip_payload is not None:
             # The payload's tensor is given in link-frame axes; bring it to the beam frame.
-            bodies.append((link.tip_payload.mass, np.array([tip, 0, 0]), beam.T @ link.tip_payload.inertia_tensor() @ beam))
+            bodies.append(
+                (
+                    link.tip_payload.mass,
+                    np.array([tip, 0, 0]),
+                    beam.T @ link.tip_payload.inertia_tensor() @ beam,
+                )
+            )
         mass = sum(m for m, _, _ in bodies)
         com = sum(m * r for m, r, _ in bodies) / mass
-        inertia = sum(I + m * ((r - com) @ (r - com) * np.eye(3) - np.outer(r - com, r - com)) for m, r, I in bodies)
+        inertia = sum(
+            I + m * ((r - com) @ (r - com) * np.eye(3) - np.outer(r - com, r - com)) for m, r, I in bodies
+        )
         com = beam @ com
         links.append(Link.rigid(L, mass, com=com, inertia=beam @ inertia @ beam.T))
         joints.append(joint)

@@ -23,7 +23,7 @@ SERIES_THRESHOLD = 1e-4
 def skew(v: np.ndarray) -> np.ndarray:
     """Matrices ṽ with ṽ u = v × u, shape (..., 3, 3)."""
     v = np.asarray(v)
-    out = np.zeros(v.shape[:-1] + (3, 3), dtype=v.dtype)
+    out = np.zeros((*v.shape[:-1], 3, 3), dtype=v.dtype)
     out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
     out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
     out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
@@ -33,7 +33,7 @@ def skew(v: np.ndarray) -> np.ndarray:
 def rot_x(angle) -> np.ndarray:
     angle = np.asarray(angle)
     c, s = np.cos(angle), np.sin(angle)
-    out = np.zeros(angle.shape + (3, 3), dtype=c.dtype)
+    out = np.zeros((*angle.shape, 3, 3), dtype=c.dtype)
     out[..., 0, 0] = 1.0
     out[..., 1, 1], out[..., 1, 2], out[..., 2, 1], out[..., 2, 2] = c, -s, s, c
     return out
@@ -42,7 +42,7 @@ def rot_x(angle) -> np.ndarray:
 def rot_z(angle) -> np.ndarray:
     angle = np.asarray(angle)
     c, s = np.cos(angle), np.sin(angle)
-    out = np.zeros(angle.shape + (3, 3), dtype=c.dtype)
+    out = np.zeros((*angle.shape, 3, 3), dtype=c.dtype)
     out[..., 2, 2] = 1.0
     out[..., 0, 0], out[..., 0, 1], out[..., 1, 0], out[..., 1, 1] = c, -s, s, c
     return out
@@ -58,7 +58,7 @@ def _ratios(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     closed = (np.sin(r) / r, (1 - np.cos(r)) / xs, (r - np.sin(r)) / (xs * r))
     if not small.any():
         return closed
-    return tuple(np.where(small, s, c) for s, c in zip(_series(x), closed))
+    return tuple(np.where(small, s, c) for s, c in zip(_series(x), closed, strict=True))
 
 
 def _series(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -128,10 +128,17 @@ def simulate(
     wall = time.perf_counter() - start
     frame = _frame(model, solution.t, solution.y, inputs, trajectory)
     frame.attrs.update(
-        nfev=int(solution.nfev), njev=int(solution.njev), nlu=int(solution.nlu), wall_time=wall,
-        method=method, rtol=rtol, atol=atol, success=bool(solution.success), message=solution.message,
+        nfev=int(solution.nfev),
+        njev=int(solution.njev),
+        nlu=int(solution.nlu),
+        wall_time=wall,
+        method=method,
+        rtol=rtol,
+        atol=atol,
+        success=bool(solution.success),
+        message=solution.message,
     )
-    for (index, _), (ratio, when) in zip(speeds, worst):
+    for (index, _), (ratio, when) in zip(speeds, worst, strict=True):
         if ratio > EXTENSION_SPEED_LIMIT:
             warnings.warn(
                 f"translating link {index + 1}: extension speed ratio U/U_g reached {ratio:.3g} at t = {when:.4g} s "
@@ -162,19 +169,19 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajecto
     speeds = _wave_speeds(model)
     names = list(model.coordinates)
     rows: list[dict[str, Any]] = []
-    for t, x in zip(times, states.T):
+    for t, x in zip(times, states.T, strict=True):
         q, qd = x[:n], x[n : 2 * n]
         tau = inputs(t, q, qd)
         row: dict[str, Any] = {"time": t}
-        row.update(zip(names, q))
-        row.update({f"{name}_dot": v for name, v in zip(names, qd)})
+        row.update(zip(names, q, strict=True))
+        row.update({f"{name}_dot": v for name, v in zip(names, qd, strict=True)})
         row.update({f"tau{i}": v for i, v in enumerate(tau, start=1)})
         tip = model.tip_position(q)
         row.update(tip_x=tip[0], tip_y=tip[1], tip_z=tip[2])
         row.update(model.tip_deflections(q))
         if trajectory is not None:
             q_d, _, _ = trajectory.evaluate(t)
-            row.update({f"{name}_ref": v for name, v in zip(names[: model.n_joints], q_d)})
+            row.update({f"{name}_ref": v for name, v in zip(names[: model.n_joints], q_d, strict=True)})
         kinetic, potential = model.kinetic_energy(q, qd), model.potential_energy(q)
         row.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         row["input_power"] = qd @ model.input_matrix(q) @ tau

@@ -135,8 +135,6 @@ class CartesianCircle:
         J = np.array([[-l1 * s1 - l2 * s12, -l2 * s12], [l1 * c1 + l2 * c12, l2 * c12]])
         qd = np.linalg.solve(J, xd)
         u1, u12 = qd[0], qd[0] + qd[1]
-        J_dot_qd = np.array(
-            [-l1 * c1 * u1**2 - l2 * c12 * u12**2, -l1 * s1 * u1**2 - l2 * s12 * u12**2]
-        )
+        J_dot_qd = np.array([-l1 * c1 * u1**2 - l2 * c12 * u12**2, -l1 * s1 * u1**2 - l2 * s12 * u12**2])
         qdd = np.linalg.solve(J, xdd - J_dot_qd)
         return np.array([q1, q2]), qd, qdd

@@ -12,6 +12,7 @@ is the global Hermite function of one nodal value.
 
 from __future__ import annotations
 
+import itertools
 from typing import Literal
 
 import numpy as np
@@ -45,7 +46,7 @@ def assemble(nodes: np.ndarray) -> dict[str, object]:
     rows, cols, mass_values, stiffness_values = [], [], [], []
     first = np.zeros(n_dof)
     moment = np.zeros(n_dof)
-    for e, (s0, s1) in enumerate(zip(nodes[:-1], nodes[1:])):
+    for e, (s0, s1) in enumerate(itertools.pairwise(nodes)):
         local = element_matrices(s1 - s0, s0)
         index = np.arange(2 * e, 2 * e + 4)
         rows.append(np.repeat(index, 4))
@@ -72,7 +73,7 @@ def interpolation(nodes: np.ndarray, s: np.ndarray, derivative: int = 0) -> np.n
     h = nodes[element + 1] - nodes[element]
     xi = np.clip((s - nodes[element]) / h, 0.0, 1.0)
     out = np.zeros((2 * nodes.size, s.size))
-    for j, (e, x, hj) in enumerate(zip(element, xi, h)):
+    for j, (e, x, hj) in enumerate(zip(element, xi, h, strict=True)):
         out[2 * e : 2 * e + 4, j] = hermite(np.array([x]), hj, derivative)[:, 0]
     return out
 

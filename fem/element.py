@@ -29,9 +29,19 @@ def hermite(xi: np.ndarray, h: float, derivative: int = 0) -> np.ndarray:
     xi = np.asarray(xi, dtype=float)
     one = np.ones_like(xi)
     if derivative == 0:
-        rows = [1 - 3 * xi**2 + 2 * xi**3, h * (xi - 2 * xi**2 + xi**3), 3 * xi**2 - 2 * xi**3, h * (-(xi**2) + xi**3)]
+        rows = [
+            1 - 3 * xi**2 + 2 * xi**3,
+            h * (xi - 2 * xi**2 + xi**3),
+            3 * xi**2 - 2 * xi**3,
+            h * (-(xi**2) + xi**3),
+        ]
     elif derivative == 1:
-        rows = [(-6 * xi + 6 * xi**2) / h, 1 - 4 * xi + 3 * xi**2, (6 * xi - 6 * xi**2) / h, -2 * xi + 3 * xi**2]
+        rows = [
+            (-6 * xi + 6 * xi**2) / h,
+            1 - 4 * xi + 3 * xi**2,
+            (6 * xi - 6 * xi**2) / h,
+            -2 * xi + 3 * xi**2,
+        ]
     elif derivative == 2:
         rows = [(-6 + 12 * xi) / h**2, (-4 + 6 * xi) / h, (6 - 12 * xi) / h**2, (-2 + 6 * xi) / h]
     elif derivative == 3:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-
 from core.arm import Arm
 from core.basis import TranslatingBasis
 from core.engine import ChainModel
@@ -54,7 +53,9 @@ class FiniteElementModel(ChainModel):
         bases = {}
         for number in arm.flexible_links:
             if frames[number] not in BOUNDARY_CONDITIONS:
-                raise ValueError(f"frame[{number}]: must be one of {BOUNDARY_CONDITIONS}, got {frames[number]!r}")
+                raise ValueError(
+                    f"frame[{number}]: must be one of {BOUNDARY_CONDITIONS}, got {frames[number]!r}"
+                )
             translating = number in arm.translating_links
             if translating and frames[number] != "clamped":
                 raise ValueError(
@@ -82,7 +83,9 @@ def _per_link(arm: Arm, name: str, value: Any, default: Any) -> dict[int, Any]:
     if isinstance(value, Mapping):
         unknown = sorted(set(value) - set(arm.flexible_links))
         if unknown:
-            raise ValueError(f"{name}: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})")
+            raise ValueError(
+                f"{name}: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
+            )
         return {k: value.get(k, default) for k in arm.flexible_links}
     return {k: value for k in arm.flexible_links}
 

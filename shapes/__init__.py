@@ -54,13 +54,9 @@ def family(name: str, **params: Any) -> ShapeFamily:
     accepted = [p for p in signature.parameters if p != "self"]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(
-            f"shape family {name!r}: unknown parameter(s) {unknown}; accepted: {accepted}"
-        )
+        raise ValueError(f"shape family {name!r}: unknown parameter(s) {unknown}; accepted: {accepted}")
     missing = [
-        p
-        for p in accepted
-        if signature.parameters[p].default is inspect.Parameter.empty and p not in params
+        p for p in accepted if signature.parameters[p].default is inspect.Parameter.empty and p not in params
     ]
     if missing:
         raise ValueError(f"shape family {name!r}: missing parameter(s) {missing}")

@@ -106,9 +106,7 @@ def _check_eta(eta: Any) -> np.ndarray:
         raise ValueError("eta must be finite")
     # Allow round-off just outside the beam (e.g. s/L computed as 1 + 1e-16).
     if points.size and (points.min() < -1e-12 or points.max() > 1.0 + 1e-12):
-        raise ValueError(
-            f"eta must lie in [0, 1], got values in [{points.min():g}, {points.max():g}]"
-        )
+        raise ValueError(f"eta must lie in [0, 1], got values in [{points.min():g}, {points.max():g}]")
     return np.clip(points, 0.0, 1.0)
 
 
@@ -150,9 +148,7 @@ class ShapeFamily(ABC):
         """Per-mode data for ``_evaluate`` (normalized, sign fixed)."""
 
     @abstractmethod
-    def _evaluate(
-        self, eta: np.ndarray, betas: np.ndarray, coefficients: Any, derivative: int
-    ) -> np.ndarray:
+    def _evaluate(self, eta: np.ndarray, betas: np.ndarray, coefficients: Any, derivative: int) -> np.ndarray:
         """d^m φ/dη^m, shape (len(betas), len(eta))."""
 
     @abstractmethod
@@ -169,9 +165,7 @@ class ShapeFamily(ABC):
         if self._betas.size < n:
             betas = np.asarray(self._roots(n), dtype=float)
             if betas.shape != (n,) or not np.all(np.diff(betas) > 0) or betas[0] <= 0:
-                raise RuntimeError(
-                    f"{self!r}: root finder returned invalid roots {betas[:5]}..."
-                )
+                raise RuntimeError(f"{self!r}: root finder returned invalid roots {betas[:5]}...")
             betas.setflags(write=False)
             self._betas = betas
             self._coefficients = self._coefficients_for(betas)
@@ -210,9 +204,7 @@ class ShapeFamily(ABC):
         betas, coefficients = self._ensure(n)
         return self._evaluate(_check_eta(eta), betas, coefficients, order)
 
-    def frequencies(
-        self, n: int, *, EI: float, mass_per_length: float, length: float
-    ) -> np.ndarray:
+    def frequencies(self, n: int, *, EI: float, mass_per_length: float, length: float) -> np.ndarray:
         """Natural frequencies ω_k = β_k² √(EI / (ρA L⁴)) [rad/s], shape (n,)."""
         for field, value in (("EI", EI), ("mass_per_length", mass_per_length), ("length", length)):
             if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value > 0):
@@ -258,9 +250,7 @@ class ShapeFamily(ABC):
             self._integrals[n] = result
         return self._integrals[n]
 
-    def weighted_slope_products(
-        self, n: int, weight: Callable[[np.ndarray], np.ndarray]
-    ) -> np.ndarray:
+    def weighted_slope_products(self, n: int, weight: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """∫₀¹ w(η) φ_i'(η) φ_j'(η) dη for a smooth weight ``w``, shape (n, n).
 
         Used for geometric (centrifugal) stiffening, e.g. ``w = lambda e: (1 - e**2) / 2``

@@ -79,9 +79,7 @@ class BetaODE(ClampedMass):
 
     name = "beta-ode"
 
-    def __init__(
-        self, tip_mass: float, tip_inertia: float, mass_per_length: float, length: float
-    ) -> None:
+    def __init__(self, tip_mass: float, tip_inertia: float, mass_per_length: float, length: float) -> None:
         self.tip_mass = _non_negative("tip_mass", tip_mass)
         self.tip_inertia = _non_negative("tip_inertia", tip_inertia)
         self.mass_per_length = _positive("mass_per_length", mass_per_length)
@@ -222,7 +220,7 @@ class BetaHistory:
 
 def _track_root(family, t, lengths, length, length_rate, n, table_points, rtol, atol):
     mu, jr = family.ratios(lengths)
-    betas = np.column_stack([clamped_mass_roots(n, m, j) for m, j in zip(mu, jr)])
+    betas = np.column_stack([clamped_mass_roots(n, m, j) for m, j in zip(mu, jr, strict=True)])
     return betas, int(t.size)
 
 
@@ -235,9 +233,7 @@ def _track_ode(family, t, lengths, length, length_rate, n, table_points, rtol, a
     beta0 = clamped_mass_roots(n, mu0, j0)
     if t.size == 1:
         return beta0[:, None], 0
-    solution = solve_ivp(
-        rhs, (t[0], t[-1]), beta0, method="DOP853", t_eval=t, rtol=rtol, atol=atol
-    )
+    solution = solve_ivp(rhs, (t[0], t[-1]), beta0, method="DOP853", t_eval=t, rtol=rtol, atol=atol)
     if not solution.success:
         raise RuntimeError(f"beta-ode integration failed at t={solution.t[-1]}: {solution.message}")
     return solution.y, int(solution.nfev)

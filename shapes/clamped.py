@@ -51,7 +51,7 @@ def _gram(beta: np.ndarray) -> np.ndarray:
     b = beta
     s, c, E = np.sin(b), np.cos(b), np.exp(-b)
     two_b = 2.0 * b
-    G = np.empty(b.shape + (4, 4))
+    G = np.empty((*b.shape, 4, 4))
     G[:, 0, 0] = 0.5 + np.sin(2 * b) / (2 * two_b)
     G[:, 1, 1] = 0.5 - np.sin(2 * b) / (2 * two_b)
     G[:, 0, 1] = s * s / two_b
@@ -208,11 +208,7 @@ class ClampedMass(_ClampedBeam):
         return f"ClampedMass(mass_ratio={self._mu!r}, inertia_ratio={self._j!r})"
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is ClampedMass
-            and other.mass_ratio == self._mu
-            and other.inertia_ratio == self._j
-        )
+        return type(other) is ClampedMass and other.mass_ratio == self._mu and other.inertia_ratio == self._j
 
     def __hash__(self) -> int:
         return hash((type(self), self._mu, self._j))

@@ -120,7 +120,7 @@ def _clamped_clamped_count(beta: float) -> int:
     """
     i = int(np.floor(beta / np.pi))
     sign = np.sign(1.0 / np.cosh(beta) - np.cos(beta))
-    return int(round(i - 0.5 * (1.0 - (-1) ** i * sign)))
+    return round(i - 0.5 * (1.0 - (-1) ** i * sign))
 
 
 def _tip_stiffness(beta: float, mass_ratio: float, inertia_ratio: float) -> np.ndarray:
@@ -225,8 +225,12 @@ def _refine(k: int, lo: float, hi: float, mu: float, jr: float) -> float:
             return hi
         if np.sign(f_lo) != np.sign(f_hi):
             return brentq(
-                clamped_mass_function, max(lo, 1e-300), hi, args=(mu, jr),
-                xtol=ROOT_XTOL, rtol=ROOT_RTOL,
+                clamped_mass_function,
+                max(lo, 1e-300),
+                hi,
+                args=(mu, jr),
+                xtol=ROOT_XTOL,
+                rtol=ROOT_RTOL,
             )
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):

@@ -41,7 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="study TOML file")
     run.add_argument("--example", help=f"run a shipped example ({', '.join(sorted(examples()))})")
     run.add_argument("--output", type=Path, help="output folder (default: flexlink-output/<study name>)")
-    run.add_argument("--resume", action="store_true", help="skip cases an earlier run of this folder finished")
+    run.add_argument(
+        "--resume", action="store_true", help="skip cases an earlier run of this folder finished"
+    )
     run.add_argument("--workers", type=int, help="worker processes (overrides [execution] workers)")
     verify = commands.add_parser("verify", help="randomized property checks of the config's models")
     verify.add_argument("config")
@@ -80,7 +82,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.example is not None:
             available = examples()
             if args.example not in available:
-                raise ConfigError(f"--example: unknown example {args.example!r}; choose one of {sorted(available)}")
+                raise ConfigError(
+                    f"--example: unknown example {args.example!r}; choose one of {sorted(available)}"
+                )
             path = available[args.example]
         else:
             path = Path(args.config)
@@ -91,7 +95,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     config = load_config(path)
     if args.command == "show":
         cases = expand_cases(config)
-        print(f"{config.study.name}: kind {config.study.kind}, {len(cases)} cases, executor {config.execution.executor}")
+        print(
+            f"{config.study.name}: kind {config.study.kind}, {len(cases)} cases, executor {config.execution.executor}"
+        )
         import pandas as pd
 
         frame = pd.DataFrame(cases)[["case", "backend", "shape", "modes", "elements"]]
@@ -100,16 +106,26 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     if args.command == "verify":
         config = config.model_copy(
-            update={"study": config.study.model_copy(update={"kind": "verify", "name": f"{config.study.name}-verify"}),
-                    "analysis": {}}
+            update={
+                "study": config.study.model_copy(
+                    update={"kind": "verify", "name": f"{config.study.name}-verify"}
+                ),
+                "analysis": {},
+            }
         )
     from studies.runner import run_study
 
     result = run_study(
-        config, output=args.output, resume=getattr(args, "resume", False), workers=args.workers,
-        source=path, progress=sys.stderr.isatty(),
+        config,
+        output=args.output,
+        resume=getattr(args, "resume", False),
+        workers=args.workers,
+        source=path,
+        progress=sys.stderr.isatty(),
     )
-    print(f"{result.succeeded}/{result.cases} cases succeeded ({result.resumed} resumed) in {result.wall_time:.1f} s")
+    print(
+        f"{result.succeeded}/{result.cases} cases succeeded ({result.resumed} resumed) in {result.wall_time:.1f} s"
+    )
     print(f"results: {result.folder}")
     summary = result.folder / "summary.md"
     if summary.exists():

@@ -177,9 +177,13 @@ def build_arm(section: ArmSection) -> Arm:
         links = [_link(i, data) for i, data in enumerate(section.links, start=1)]
         payload = None if section.payload is None else _table(Payload, section.payload, "arm.payload")
         if section.joints is None:
-            return Arm.planar(links, payload=payload, gravity=section.gravity, tip_rotation=section.tip_rotation)
+            return Arm.planar(
+                links, payload=payload, gravity=section.gravity, tip_rotation=section.tip_rotation
+            )
         joints = [_table(Joint, data, f"arm.joints[{i}]") for i, data in enumerate(section.joints, start=1)]
-        return Arm.from_dh(joints, links, payload=payload, gravity=section.gravity, tip_rotation=section.tip_rotation)
+        return Arm.from_dh(
+            joints, links, payload=payload, gravity=section.gravity, tip_rotation=section.tip_rotation
+        )
     except ConfigError:
         raise
     except ValueError as error:

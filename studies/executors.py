@@ -15,13 +15,17 @@ Task = tuple
 Runner = Callable[..., dict[str, Any]]
 
 
-def serial(function: Runner, tasks: list[Task], workers: int, scheduler: str | None) -> Iterator[tuple[Task, dict]]:
+def serial(
+    function: Runner, tasks: list[Task], workers: int, scheduler: str | None
+) -> Iterator[tuple[Task, dict]]:
     """In this process, one case after the other."""
     for task in tasks:
         yield task, function(*task)
 
 
-def processes(function: Runner, tasks: list[Task], workers: int, scheduler: str | None) -> Iterator[tuple[Task, dict]]:
+def processes(
+    function: Runner, tasks: list[Task], workers: int, scheduler: str | None
+) -> Iterator[tuple[Task, dict]]:
     """A local process pool of ``workers`` processes."""
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(function, *task): task for task in tasks}
@@ -29,7 +33,9 @@ def processes(function: Runner, tasks: list[Task], workers: int, scheduler: str 
             yield futures[future], future.result()
 
 
-def dask(function: Runner, tasks: list[Task], workers: int, scheduler: str | None) -> Iterator[tuple[Task, dict]]:
+def dask(
+    function: Runner, tasks: list[Task], workers: int, scheduler: str | None
+) -> Iterator[tuple[Task, dict]]:
     """A Dask cluster: the scheduler at ``scheduler`` (``tcp://host:port``), or a
     local cluster of ``workers`` single-threaded worker processes when none is given."""
     from distributed import Client, LocalCluster
@@ -37,7 +43,9 @@ def dask(function: Runner, tasks: list[Task], workers: int, scheduler: str | Non
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        )
         client = Client(cluster)
     else:
         client = Client(scheduler)

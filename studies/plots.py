@@ -12,9 +12,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # reports are files; never open a window
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 
 def save(figure, folder: Path, stem: str) -> list[str]:
@@ -22,7 +22,12 @@ def save(figure, folder: Path, stem: str) -> list[str]:
     names = []
     for suffix in ("png", "pdf"):
         name = f"{stem}.{suffix}"
-        figure.savefig(folder / name, dpi=150, bbox_inches="tight", metadata={"CreationDate": None} if suffix == "pdf" else None)
+        figure.savefig(
+            folder / name,
+            dpi=150,
+            bbox_inches="tight",
+            metadata={"CreationDate": None} if suffix == "pdf" else None,
+        )
         names.append(name)
     plt.close(figure)
     return names
@@ -32,7 +37,7 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
     """Log-log |relative error| vs modes / elements, one panel per backend, with fitted slopes."""
     backends = list(dict.fromkeys(results["backend"]))
     figure, axes = plt.subplots(1, len(backends), figsize=(5.5 * len(backends), 4.2), squeeze=False)
-    for axis, backend in zip(axes[0], backends):
+    for axis, backend in zip(axes[0], backends, strict=True):
         size = "modes" if backend == "amm" else "elements"
         subset = results[(results["backend"] == backend) & (results["mode"] <= modes)]
         for (shape, mode), group in subset.groupby(["shape", "mode"]):
@@ -42,7 +47,9 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
             if not keep.any():
                 continue
             rate = rates[(rates["backend"] == backend) & (rates["shape"] == shape) & (rates["mode"] == mode)]
-            slope = "" if rate.empty or np.isnan(rate["rate"].iloc[0]) else f", slope {-rate['rate'].iloc[0]:.2f}"
+            slope = (
+                "" if rate.empty or np.isnan(rate["rate"].iloc[0]) else f", slope {-rate['rate'].iloc[0]:.2f}"
+            )
             axis.loglog(group[size].to_numpy()[keep], error[keep], "o-", label=f"{shape} ω{mode}{slope}")
         axis.set_xlabel(f"number of {size}")
         axis.set_ylabel("|relative error|")
@@ -58,7 +65,14 @@ def complex_plane_plot(points: pd.DataFrame, folder: Path, stem: str) -> list[st
 
     figure, axis = plt.subplots(figsize=(6, 4.5))
     for _, group in points.groupby("case"):
-        axis.plot(group["real"], group["imag"], "o", ms=4, alpha=0.8, label=discretization_label(group.iloc[0].to_dict()))
+        axis.plot(
+            group["real"],
+            group["imag"],
+            "o",
+            ms=4,
+            alpha=0.8,
+            label=discretization_label(group.iloc[0].to_dict()),
+        )
     axis.axvline(0.0, color="k", lw=0.6)
     axis.axhline(0.0, color="k", lw=0.6)
     axis.set_xlabel("Re [rad/s]")
@@ -70,12 +84,14 @@ def complex_plane_plot(points: pd.DataFrame, folder: Path, stem: str) -> list[st
     return save(figure, folder, stem)
 
 
-def time_plot(results: pd.DataFrame, columns: list[list[str]], titles: list[str], folder: Path, stem: str) -> list[str]:
+def time_plot(
+    results: pd.DataFrame, columns: list[list[str]], titles: list[str], folder: Path, stem: str
+) -> list[str]:
     """Time histories of several cases overlaid: one panel per group of columns."""
     from studies.models import discretization_label
 
     figure, axes = plt.subplots(len(columns), 1, figsize=(7, 2.3 * len(columns)), sharex=True, squeeze=False)
-    for axis, group_columns, title in zip(axes[:, 0], columns, titles):
+    for axis, group_columns, title in zip(axes[:, 0], columns, titles, strict=True):
         for _, case in results.groupby("case"):
             label = discretization_label(case.iloc[0].to_dict())
             for column in group_columns:

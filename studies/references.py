@@ -22,7 +22,7 @@ def exact_locked_frequencies(arm: Arm, n: int) -> tuple[np.ndarray, str] | None:
     if len(flexible) != 1 or flexible[0] != arm.n_links:
         return None
     link = arm.links[-1]
-    if link.lumped_masses or link.EI_out is not None and not arm.is_planar:
+    if link.lumped_masses or (link.EI_out is not None and not arm.is_planar):
         return None
     mass = inertia = 0.0
     for payload in (link.tip_payload, arm.payload):

@@ -56,7 +56,11 @@ def write_reports(
     if wall_times:
         costs = pd.DataFrame(
             [
-                {"case": c["case"], **{k: c[k] for k in ("backend", "shape", "modes", "elements")}, "wall_time_s": wall_times[c["case"]]}
+                {
+                    "case": c["case"],
+                    **{k: c[k] for k in ("backend", "shape", "modes", "elements")},
+                    "wall_time_s": wall_times[c["case"]],
+                }
                 for c in cases
                 if c["case"] in wall_times
             ]

@@ -25,7 +25,7 @@ import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -61,14 +61,16 @@ class RunResult:
 def execute_case(kind_name: str, arm_data: dict, case: dict, analysis_data: dict) -> dict[str, Any]:
     """Run one case; never raises (a failure is an outcome). Runs in workers too."""
     start = time.perf_counter()
-    started = datetime.now(timezone.utc).isoformat()
+    started = datetime.now(UTC).isoformat()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             kind = KINDS[kind_name]
-            rows = kind.run_case(Arm.from_dict(arm_data), case, kind.analysis_schema.model_validate(analysis_data))
+            rows = kind.run_case(
+                Arm.from_dict(arm_data), case, kind.analysis_schema.model_validate(analysis_data)
+            )
             status, error, rows_out = "ok", None, rows
-        except Exception as exc:  # noqa: BLE001 — one bad case must not stop the study
+        except Exception as exc:
             status, rows_out = "failed", []
             error = f"{type(exc).__name__}: {exc}"
             error_trace = traceback.format_exc(limit=6)
@@ -122,7 +124,7 @@ def run_study(
 ) -> RunResult:
     """Run every case of ``config`` and write the report; see the module docstring."""
     start = time.perf_counter()
-    started = datetime.now(timezone.utc).isoformat()
+    started = datetime.now(UTC).isoformat()
     kind = KINDS[config.study.kind]
     analysis = kind.analysis_schema.model_validate(config.analysis)
     arm = build_arm(config.arm)
@@ -164,7 +166,11 @@ def run_study(
         if outcomes[n]["status"] == "ok" and (folder / "cases" / f"{n:04d}.csv").stat().st_size > 1
     ]
     failed = [
-        {"case": n, **{k: c[k] for k in ("backend", "shape", "modes", "elements")}, "error": outcomes[n]["error"]}
+        {
+            "case": n,
+            **{k: c[k] for k in ("backend", "shape", "modes", "elements")},
+            "error": outcomes[n]["error"],
+        }
         for n, c in ((case["case"], case) for case in cases)
         if outcomes.get(n, {}).get("status") == "failed"
     ]
@@ -187,9 +193,13 @@ def run_study(
             for n in sorted(outcomes)
         },
     }
-    wall_times = {n: o["wall_time"] for n, o in outcomes.items() if o["status"] == "ok" and o.get("wall_time") is not None}
+    wall_times = {
+        n: o["wall_time"]
+        for n, o in outcomes.items()
+        if o["status"] == "ok" and o.get("wall_time") is not None
+    }
     write_reports(folder, config, kind, analysis, arm, results, failed, cases, wall_times)
-    manifest["finished"] = datetime.now(timezone.utc).isoformat()
+    manifest["finished"] = datetime.now(UTC).isoformat()
     manifest["wall_time"] = time.perf_counter() - start
     _write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, default=str))
     succeeded = sum(1 for o in outcomes.values() if o["status"] == "ok")

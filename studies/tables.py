@@ -19,7 +19,10 @@ def markdown_table(frame: pd.DataFrame) -> str:
     """A pipe table; "|" inside cells is escaped so it cannot break the columns."""
     header = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
-    rows = ["| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
+    rows = [
+        "| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([header, rule, *rows])
 
 
@@ -31,9 +34,13 @@ def latex_table(frame: pd.DataFrame, caption: str) -> str:
 
     columns = "l" * len(frame.columns)
     lines = [
-        "\\begin{table}[ht]", "\\centering", f"\\caption{{{escape(caption)}}}",
-        f"\\begin{{tabular}}{{{columns}}}", "\\hline",
-        " & ".join(escape(str(c)) for c in frame.columns) + " \\\\", "\\hline",
+        "\\begin{table}[ht]",
+        "\\centering",
+        f"\\caption{{{escape(caption)}}}",
+        f"\\begin{{tabular}}{{{columns}}}",
+        "\\hline",
+        " & ".join(escape(str(c)) for c in frame.columns) + " \\\\",
+        "\\hline",
     ]
     lines += [" & ".join(escape(_cell(v)) for v in row) + " \\\\" for row in frame.itertuples(index=False)]
     lines += ["\\hline", "\\end{tabular}", "\\end{table}"]

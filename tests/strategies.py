@@ -83,7 +83,16 @@ def arms(draw, max_links: int = 4):
             link = draw(rigid_links(spatial))
             a = link.length
         links.append(link)
-        joints.append(Joint(kind=kind, a=a, alpha=alpha, d=d, theta_offset=draw(st.floats(-1, 1)) if spatial else 0.0, **hub))
+        joints.append(
+            Joint(
+                kind=kind,
+                a=a,
+                alpha=alpha,
+                d=d,
+                theta_offset=draw(st.floats(-1, 1)) if spatial else 0.0,
+                **hub,
+            )
+        )
     payload = None
     if links[-1].tip_payload is None and draw(st.booleans()):
         payload = Payload(draw(st.floats(0.0, 1.0)), draw(st.floats(0.0, 0.01)))
@@ -114,8 +123,13 @@ def states(draw, model, flex_scale: float = 0.05):
     lengths of translating links in [0.3 L, L]), small deflections."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    q = np.concatenate([rng.uniform(-np.pi, np.pi, model.n_joints), flex_scale * rng.standard_normal(model.n_dof - model.n_joints)])
-    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links)):
+    q = np.concatenate(
+        [
+            rng.uniform(-np.pi, np.pi, model.n_joints),
+            flex_scale * rng.standard_normal(model.n_dof - model.n_joints),
+        ]
+    )
+    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links, strict=True)):
         if joint.kind == "prismatic":
             q[i] = rng.uniform(0.3 * link.length, link.length) if link.is_flexible else rng.uniform(-0.5, 0.5)
     qd = rng.standard_normal(model.n_dof)
@@ -140,4 +154,8 @@ def fem_models(draw, max_links: int = 4, max_elements: int = 3):
 
 def models(backend: str, **kwargs):
     """Random models of either backend."""
-    return amm_models(**kwargs) if backend == "amm" else fem_models(**{k.replace("max_modes", "max_elements"): v for k, v in kwargs.items()})
+    return (
+        amm_models(**kwargs)
+        if backend == "amm"
+        else fem_models(**{k.replace("max_modes", "max_elements"): v for k, v in kwargs.items()})
+    )

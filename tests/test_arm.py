@@ -35,13 +35,19 @@ BAD_LINKS = [
     (lambda: Link.rigid(1.0, -2.0), "link: mass must be > 0, got -2.0"),
     (lambda: Link.rigid(1.0, INF), "link: mass must be finite, got inf"),
     (lambda: Link.rigid(1.0, 1.0, inertia=-0.1), "link: inertia must be >= 0, got -0.1"),
-    (lambda: Link.rigid(1.0, 1.0, inertia=[[1, 2, 0], [0, 1, 0], [0, 0, 1]]), "link: inertia must be symmetric"),
+    (
+        lambda: Link.rigid(1.0, 1.0, inertia=[[1, 2, 0], [0, 1, 0], [0, 0, 1]]),
+        "link: inertia must be symmetric",
+    ),
     (
         lambda: Link.rigid(1.0, 1.0, inertia=np.diag([1.0, -1.0, 1.0])),
         r"link: inertia must be positive semi-definite \(smallest eigenvalue -1\), got \[\[1.0, 0.0, 0.0\]",
     ),
     (lambda: Link.rigid(1.0, 1.0, inertia=np.diag([1.0, NAN, 1.0])), "link: inertia must be finite"),
-    (lambda: Link.rigid(1.0, 1.0, inertia=[[1, 0], [0, 1]]), "link: inertia must be a number >= 0 or a 3x3 tensor"),
+    (
+        lambda: Link.rigid(1.0, 1.0, inertia=[[1, 0], [0, 1]]),
+        "link: inertia must be a number >= 0 or a 3x3 tensor",
+    ),
     (lambda: Link.rigid(1.0, 1.0, inertia=np.eye(3, dtype=bool)), "inertia must be a number >= 0 or a 3x3"),
     (lambda: Link.rigid(1.0, 1.0, com=[1.0, 2.0]), r"link: com must be a finite 3-vector, got \[1.0, 2.0\]"),
     (lambda: Link.rigid(1.0, 1.0, com=(0.0, NAN, 0.0)), "link: com must be a finite 3-vector"),
@@ -56,7 +62,10 @@ BAD_LINKS = [
         lambda: flexible(0.5, lumped_masses=[LumpedMass(0.7, 1.0)]),
         r"link: lumped_masses\[1\].position must be in \[0, 0.5\], got 0.7",
     ),
-    (lambda: flexible(lumped_masses=[{"position": 0.1, "mass": 1}]), r"lumped_masses\[1\] must be a LumpedMass"),
+    (
+        lambda: flexible(lumped_masses=[{"position": 0.1, "mass": 1}]),
+        r"lumped_masses\[1\] must be a LumpedMass",
+    ),
     (lambda: flexible(damping=0.02), "link: damping must be a Damping or None, got 0.02"),
     (lambda: flexible(tip_payload=0.1), "link: tip_payload must be a Payload or None, got 0.1"),
     (lambda: Link(kind="elastic", length=1.0), "link: kind must be 'rigid' or 'flexible', got 'elastic'"),
@@ -66,7 +75,10 @@ BAD_LINKS = [
         lambda: Link("rigid", 1.0, mass=1.0, lumped_masses=(LumpedMass(0.1, 1.0),)),
         "link: lumped_masses does not apply to a rigid link",
     ),
-    (lambda: Link("flexible", 1.0, mass_per_length=1.0, EI=1.0, mass=2.0), "mass does not apply to a flexible link"),
+    (
+        lambda: Link("flexible", 1.0, mass_per_length=1.0, EI=1.0, mass=2.0),
+        "mass does not apply to a flexible link",
+    ),
     (lambda: Link("flexible", 1.0, EI=1.0), "link: mass_per_length is required for a flexible link"),
 ]
 
@@ -87,7 +99,10 @@ BAD_PARTS = [
     (lambda: Damping.rayleigh(0.0, NAN), "damping: beta must be finite, got nan"),
     (lambda: Damping("viscous"), "damping: kind must be 'modal' or 'rayleigh', got 'viscous'"),
     (lambda: Damping("modal", (0.1,), alpha=1.0), "damping: alpha applies to Rayleigh damping only, got 1.0"),
-    (lambda: Damping("rayleigh", (0.1,), beta=1.0), r"damping: ratios apply to modal damping only, got \(0.1,\)"),
+    (
+        lambda: Damping("rayleigh", (0.1,), beta=1.0),
+        r"damping: ratios apply to modal damping only, got \(0.1,\)",
+    ),
 ]
 
 BAD_JOINTS = [
@@ -113,11 +128,26 @@ BAD_ARMS = [
     (lambda: Arm((Link.rigid(1.0, 1.0),), (Link.rigid(1.0, 1.0),)), "joint 1: expected a Joint, got Link"),
     (lambda: Arm((Joint(),), (Joint(),)), "link 1: expected a Link, got Joint"),
     (lambda: Arm(Joint(), Link.rigid(1.0, 1.0)), "arm: joints must be a sequence of Joint"),
-    (lambda: Arm.planar([Link.rigid(1, 1)], tip_rotation="tangent"), "arm: tip_rotation must be 'slope' or 'chord'"),
-    (lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity=(0, 0)), r"arm: gravity must be a finite 3-vector"),
-    (lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity=(0, NAN, 0)), "arm: gravity must be a finite"),
-    (lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity="down"), "arm: gravity must be a finite 3-vector"),
-    (lambda: Arm((Joint(),), (Link.rigid(1, 1),), is_planar=1), "arm: is_planar must be True or False, got 1"),
+    (
+        lambda: Arm.planar([Link.rigid(1, 1)], tip_rotation="tangent"),
+        "arm: tip_rotation must be 'slope' or 'chord'",
+    ),
+    (
+        lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity=(0, 0)),
+        r"arm: gravity must be a finite 3-vector",
+    ),
+    (
+        lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity=(0, NAN, 0)),
+        "arm: gravity must be a finite",
+    ),
+    (
+        lambda: Arm.from_dh([Joint()], [Link.rigid(1, 1)], gravity="down"),
+        "arm: gravity must be a finite 3-vector",
+    ),
+    (
+        lambda: Arm((Joint(),), (Link.rigid(1, 1),), is_planar=1),
+        "arm: is_planar must be True or False, got 1",
+    ),
     (
         lambda: Arm.from_dh([Joint(a=1.0), Joint(a=0.3)], [Link.rigid(1.0, 1.0), flexible(0.5)]),
         re.escape("joint 2: a must equal the length of flexible link 2 (0.5 m), got 0.3"),
@@ -140,11 +170,15 @@ BAD_ARMS = [
     ),
     (
         lambda: Arm.planar([Link.rigid(1, 1)], gravity=(0.0, 0.0, -9.81)),
-        re.escape("arm: gravity must lie in the x-y plane of a planar arm (z component 0), got (0.0, 0.0, -9.81)"),
+        re.escape(
+            "arm: gravity must lie in the x-y plane of a planar arm (z component 0), got (0.0, 0.0, -9.81)"
+        ),
     ),
     (
         lambda: Arm.planar([Link.rigid(1.0, 1.0), flexible(0.5)], joints=[Joint(), Joint(a=0.3)]),
-        re.escape("joint 2: a must be 0 (it is set from the link) or equal the length of link 2 (0.5 m), got 0.3"),
+        re.escape(
+            "joint 2: a must be 0 (it is set from the link) or equal the length of link 2 (0.5 m), got 0.3"
+        ),
     ),
     (
         lambda: Arm.planar([flexible(tip_payload=Payload(1.0))], payload=Payload(2.0)),
@@ -162,7 +196,10 @@ def test_invalid_values_raise_value_error_naming_field_and_value(build, message)
 
 def planar_dict() -> dict:
     return Arm.planar(
-        [Link.rigid(1.0, 2.0), flexible(0.5, lumped_masses=[LumpedMass(0.2, 1.0)], damping=Damping.modal(0.02))]
+        [
+            Link.rigid(1.0, 2.0),
+            flexible(0.5, lumped_masses=[LumpedMass(0.2, 1.0)], damping=Damping.modal(0.02)),
+        ]
     ).to_dict()
 
 
@@ -173,9 +210,15 @@ def with_change(change) -> dict:
 
 
 BAD_DICTS = [
-    (lambda d: d["links"][1].update(mas=2.0), r"^links\[2\]\.mas: unknown field \(expected one of: kind, length"),
+    (
+        lambda d: d["links"][1].update(mas=2.0),
+        r"^links\[2\]\.mas: unknown field \(expected one of: kind, length",
+    ),
     (lambda d: d.update(gravty=[0, 0, 0]), r"^gravty: unknown field"),
-    (lambda d: d["links"][1]["lumped_masses"][0].update(s=0.1), r"^links\[2\]\.lumped_masses\[1\]\.s: unknown field"),
+    (
+        lambda d: d["links"][1]["lumped_masses"][0].update(s=0.1),
+        r"^links\[2\]\.lumped_masses\[1\]\.s: unknown field",
+    ),
     (lambda d: d["links"][1]["damping"].update(zeta=0.1), r"^links\[2\]\.damping\.zeta: unknown field"),
     (lambda d: d["joints"][0].update(offset=0.1), r"^joints\[1\]\.offset: unknown field"),
     (lambda d: d.update(payload={"mass": 1.0, "J": 0.1}), r"^payload\.J: unknown field"),
@@ -186,7 +229,10 @@ BAD_DICTS = [
     (lambda d: d["links"][1].update(damping=0.02), r"^links\[2\]\.damping: expected a mapping"),
     # value errors of links and joints built from the dict carry the index
     (lambda d: d["links"][1].update(length=-0.3), r"^link 2: length must be > 0, got -0.3$"),
-    (lambda d: d["links"][0].update(kind="elastic"), r"^link 1: kind must be 'rigid' or 'flexible', got 'elastic'"),
+    (
+        lambda d: d["links"][0].update(kind="elastic"),
+        r"^link 1: kind must be 'rigid' or 'flexible', got 'elastic'",
+    ),
     (
         lambda d: d["links"][1]["lumped_masses"][0].update(mass=-1),
         r"^link 2: lumped_masses\[1\]\.mass must be >= 0, got -1.0$",
@@ -230,7 +276,9 @@ def test_rigid_defaults_are_a_uniform_slender_rod():
     assert link.com == (0.4, 0.0, 0.0)
     # uniform rod about its centre: m L^2 / 12
     assert link.inertia == pytest.approx(3.0 * 0.8**2 / 12, rel=1e-15)
-    np.testing.assert_allclose(link.inertia_tensor(), np.diag([0.0, 1.0, 1.0]) * 3.0 * 0.8**2 / 12, rtol=1e-15)
+    np.testing.assert_allclose(
+        link.inertia_tensor(), np.diag([0.0, 1.0, 1.0]) * 3.0 * 0.8**2 / 12, rtol=1e-15
+    )
     assert link.planar_inertia == link.inertia
     assert link.total_mass == link.beam_mass == 3.0
     assert not link.is_flexible
@@ -321,7 +369,11 @@ def test_arm_total_mass_counts_links_attachments_hubs_and_payload():
 
 def test_from_dh_is_the_spatial_constructor():
     joints = [Joint(alpha=math.pi / 2, d=0.1), Joint(a=0.3), Joint(kind="prismatic", d=0.3)]
-    links = [Link.rigid(0.1, 3.7051), Link.rigid(0.3, 0.331), Link.flexible(1.3, 0.4303 / 1.3, 1165.4916, 1165.4916)]
+    links = [
+        Link.rigid(0.1, 3.7051),
+        Link.rigid(0.3, 0.331),
+        Link.flexible(1.3, 0.4303 / 1.3, 1165.4916, 1165.4916),
+    ]
     arm = Arm.from_dh(joints, links, payload=Payload(0.0828))
     assert arm == Arm(tuple(joints), tuple(links), Payload(0.0828))
     assert arm.is_planar is False
@@ -429,7 +481,9 @@ def arms(draw) -> Arm:
     payload = None if links[-1].tip_payload is not None else draw(st.none() | payloads)
     gz = 0.0 if planar else draw(offset)
     gravity = (draw(offset), draw(offset), gz)
-    return Arm(tuple(joints), tuple(links), payload, gravity, planar, draw(st.sampled_from(["slope", "chord"])))
+    return Arm(
+        tuple(joints), tuple(links), payload, gravity, planar, draw(st.sampled_from(["slope", "chord"]))
+    )
 
 
 def assert_plain(value, path="arm"):

@@ -36,7 +36,7 @@ def extension_rate(t):
     j=st.floats(0.0, 100.0),
 )
 def test_partial_derivatives_match_finite_differences(beta, mu, j):
-    f, f_beta, f_mu, f_j = clamped_mass_partials(beta, mu, j)
+    _f, f_beta, f_mu, f_j = clamped_mass_partials(beta, mu, j)
 
     def fd(g, x, h):
         return (g(x + h) - g(x - h)) / (2 * h)
@@ -45,7 +45,9 @@ def test_partial_derivatives_match_finite_differences(beta, mu, j):
     hb = 1e-6 * beta
     assert abs(fd(lambda b: clamped_mass_partials(b, mu, j)[0], beta, hb) - f_beta) < 1e-6 * scale / beta
     hm = 1e-6 * max(mu, 1.0)
-    assert abs(fd(lambda m: clamped_mass_partials(beta, m, j)[0], mu, hm) - f_mu) < 1e-6 * scale / max(mu, 1.0)
+    assert abs(fd(lambda m: clamped_mass_partials(beta, m, j)[0], mu, hm) - f_mu) < 1e-6 * scale / max(
+        mu, 1.0
+    )
     hj = 1e-6 * max(j, 1.0)
     assert abs(fd(lambda r: clamped_mass_partials(beta, mu, r)[0], j, hj) - f_j) < 1e-6 * scale / max(j, 1.0)
 
@@ -107,7 +109,7 @@ def test_tracking_errors_name_the_problem():
         beam.track(t, lambda s: 0.5 - s, 2, "root")
     with pytest.raises(ValueError, match="strictly increasing"):
         beam.track(t[::-1], extension, 2, "root")
-    with pytest.raises(ValueError, match="length must be finite and > 0, got 0.0"):
+    with pytest.raises(ValueError, match=r"length must be finite and > 0, got 0.0"):
         shapes.BetaODE(0.1, 0.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="tip_mass must be finite and >= 0, got -1"):
         shapes.BetaODE(-1, 0.0, 1.0, 1.0)

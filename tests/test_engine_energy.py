@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -24,7 +26,10 @@ def test_gravity_forces_are_the_gradient_of_the_potential(backend, data):
     q, _ = data.draw(states(model))
     h = 1e-6
     gradient = np.array(
-        [(model.potential_energy(q + h * e) - model.potential_energy(q - h * e)) / (2 * h) for e in np.eye(model.n_dof)]
+        [
+            (model.potential_energy(q + h * e) - model.potential_energy(q - h * e)) / (2 * h)
+            for e in np.eye(model.n_dof)
+        ]
     )
     expected = model.gravity_forces(q) + model.elastic_forces(q)
     scale = max(np.max(np.abs(expected)), 1.0)
@@ -50,7 +55,8 @@ def beam_kinetic_energy(model, q, qd, points=40, h=1e-6, panels=1):
     translating = model.arm.translating_links
     total = 0.0
     for number, link in enumerate(model.arm.links, start=1):
-        def position(s, sign):
+
+        def position(s, sign, number=number):
             return model.point_position(number, s, q + sign * h * qd)
 
         def velocity(s):
@@ -63,14 +69,16 @@ def beam_kinetic_energy(model, q, qd, points=40, h=1e-6, panels=1):
             l, rate = q[i], qd[i]
             axis = model.kinematics.frames(q[None], jacobians=False)[i].R_body[0][:, 0]
 
-            def material(s):
+            def material(s, rate=rate, axis=axis):
                 return velocity(s) + rate * axis
 
             pieces = [(l - link.length, 0.0), (0.0, l)]
             if link.tip_payload is not None:
                 # The payload sits on the tip s = l(t): it moves with the end of the beam.
-                tip = (model.point_position(number, q[i] + h * qd[i], q + h * qd)
-                       - model.point_position(number, q[i] - h * qd[i], q - h * qd)) / (2 * h)
+                tip = (
+                    model.point_position(number, q[i] + h * qd[i], q + h * qd)
+                    - model.point_position(number, q[i] - h * qd[i], q - h * qd)
+                ) / (2 * h)
                 total += 0.5 * link.tip_payload.mass * tip @ tip
         else:
             material = velocity
@@ -81,7 +89,7 @@ def beam_kinetic_energy(model, q, qd, points=40, h=1e-6, panels=1):
             if b - a <= 0:
                 continue
             edges = np.linspace(a, b, panels + 1)
-            for lo, hi in zip(edges[:-1], edges[1:]):
+            for lo, hi in itertools.pairwise(edges):
                 s = lo + 0.5 * (hi - lo) * (nodes + 1)
                 speeds = np.array([material(si) @ material(si) for si in s])
                 total += 0.5 * link.mass_per_length * 0.5 * (hi - lo) * (weights @ speeds)
@@ -121,7 +129,10 @@ def two_link_flexible_arm(gravity=True):
             Link.flexible(0.6, 0.6, 1.5),
         ],
         payload=Payload(0.3, 0.001),
-        joints=[Joint(hub_inertia=0.01), Joint(hub_mass=0.4, hub_inertia=0.005, motor_inertia=1e-5, gear_ratio=10)],
+        joints=[
+            Joint(hub_inertia=0.01),
+            Joint(hub_mass=0.4, hub_inertia=0.005, motor_inertia=1e-5, gear_ratio=10),
+        ],
         gravity=(0.0, -9.81, 0.0) if gravity else (0.0, 0.0, 0.0),
     )
 
@@ -193,12 +204,18 @@ def test_power_balance_pointwise(backend, data):
     """At any state: q̇ᵀ(M q̈ + ½Ṁq̇) + q̇ᵀ(∂V_e/∂q + G) = q̇ᵀB(τ + τ_c) − q̇ᵀDq̇ (skew Ṁ − 2C)."""
     model = data.draw(models(backend, max_links=3))
     q, qd = data.draw(states(model))
-    tau = data.draw(st.lists(st.floats(-2, 2), min_size=model.n_joints, max_size=model.n_joints).map(np.array))
+    tau = data.draw(
+        st.lists(st.floats(-2, 2), min_size=model.n_joints, max_size=model.n_joints).map(np.array)
+    )
     qdd = model.forward_dynamics(q, qd, tau)
     h = 1e-6
     M_dot = (model.mass_matrix(q + h * qd) - model.mass_matrix(q - h * qd)) / (2 * h)
-    rate = qd @ (model.mass_matrix(q) @ qdd + 0.5 * M_dot @ qd + model.elastic_forces(q) + model.gravity_forces(q))
-    power = qd @ model.input_matrix(q) @ (tau + model.friction_forces(q, qd)) - qd @ model.damping_matrix(q) @ qd
+    rate = qd @ (
+        model.mass_matrix(q) @ qdd + 0.5 * M_dot @ qd + model.elastic_forces(q) + model.gravity_forces(q)
+    )
+    power = (
+        qd @ model.input_matrix(q) @ (tau + model.friction_forces(q, qd)) - qd @ model.damping_matrix(q) @ qd
+    )
     scale = max(abs(power), abs(rate), np.max(np.abs(model.mass_matrix(q))) * (qd @ qd), 1.0)
     assert abs(rate - power) < 1e-7 * scale
 
@@ -209,6 +226,8 @@ def test_power_balance_pointwise(backend, data):
 def test_inverse_then_forward_dynamics_round_trip(backend, data):
     model = data.draw(models(backend, max_links=3))
     q, qd = data.draw(states(model))
-    tau = data.draw(st.lists(st.floats(-5, 5), min_size=model.n_joints, max_size=model.n_joints).map(np.array))
+    tau = data.draw(
+        st.lists(st.floats(-5, 5), min_size=model.n_joints, max_size=model.n_joints).map(np.array)
+    )
     qdd = model.forward_dynamics(q, qd, tau)
     np.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd), tau, rtol=1e-8, atol=1e-8)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amm import AssumedModesModel
-import pytest
-
 from tests.strategies import models, states
 
 BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])

@@ -26,8 +26,10 @@ def textbook_two_link(q, qd, m1, m2, l1, lc1, lc2, I1, I2, g):
     h = -m2 * l1 * lc2 * s2
     Cqd = np.array([2 * h * qd[0] * qd[1] + h * qd[1] ** 2, -h * qd[0] ** 2])
     G = np.array(
-        [(m1 * lc1 + m2 * l1) * g * math.cos(q[0]) + m2 * lc2 * g * math.cos(q[0] + q[1]),
-         m2 * lc2 * g * math.cos(q[0] + q[1])]
+        [
+            (m1 * lc1 + m2 * l1) * g * math.cos(q[0]) + m2 * lc2 * g * math.cos(q[0] + q[1]),
+            m2 * lc2 * g * math.cos(q[0] + q[1]),
+        ]
     )
     return np.array([[d11, d12], [d12, d22]]), Cqd, G
 
@@ -89,7 +91,7 @@ def sympy_lagrange_reference():
 
     def velocity(expr):
         # d/dt of an expression in q: Σ_k ∂expr/∂q_k q̇_k.
-        return sum((sp.diff(expr, qk) * qdk for qk, qdk in zip(q, qd)), sp.zeros(*expr.shape))
+        return sum((sp.diff(expr, qk) * qdk for qk, qdk in zip(q, qd, strict=True)), sp.zeros(*expr.shape))
 
     def omega(Rm):
         W = velocity(Rm) * Rm.T
@@ -131,7 +133,9 @@ def sympy_lagrange_reference():
         Link.rigid(0.5, 1.5, com=[0.25, 0.01, -0.03], inertia=np.array(tensors[1].tolist(), dtype=float)),
         Link.rigid(0.3, 0.8, com=[0.1, 0.0, 0.05], inertia=np.array(tensors[2].tolist(), dtype=float)),
     ]
-    arm = Arm.from_dh(joints, links, payload=Payload(0.5, np.diag([0.001, 0.002, 0.003])), gravity=(0, 0, -9.81))
+    arm = Arm.from_dh(
+        joints, links, payload=Payload(0.5, np.diag([0.001, 0.002, 0.003])), gravity=(0, 0, -9.81)
+    )
     return f, ChainModel(arm, {})
 
 
@@ -224,7 +228,9 @@ def test_distal_load_shapes_converge_with_two_modes():
 def test_lumped_mass_at_the_tip_equals_a_tip_payload_when_undeformed():
     # Two descriptions of the same body at δ = 0: a lumped mass (first-order
     # rotation Ψδ) and a payload on the tip frame (exact rotation).
-    lumped = Arm.planar([Link.flexible(L, RHO_A, EI, lumped_masses=[LumpedMass(L, 0.4, 0.03)]), Link.rigid(0.5, 0.3)])
+    lumped = Arm.planar(
+        [Link.flexible(L, RHO_A, EI, lumped_masses=[LumpedMass(L, 0.4, 0.03)]), Link.rigid(0.5, 0.3)]
+    )
     payload = Arm.planar([Link.flexible(L, RHO_A, EI, tip_payload=Payload(0.4, 0.03)), Link.rigid(0.5, 0.3)])
     a = AssumedModesModel(lumped, modes=3)
     b = AssumedModesModel(payload, modes=3)
@@ -291,7 +297,7 @@ def test_bad_inputs_name_the_problem():
         AssumedModesModel(arm, shapes={1: ("clamped-free", 0)})
     with pytest.raises(ValueError, match=r"shapes: links \[2\] are not flexible"):
         AssumedModesModel(arm, shapes={2: ("clamped-free", 2)})
-    with pytest.raises(ValueError, match="link 1: .*mass_ratio must be finite and >= 0"):
+    with pytest.raises(ValueError, match=r"link 1: .*mass_ratio must be finite and >= 0"):
         AssumedModesModel(arm, shapes={1: ("clamped-mass", 2, {"mass_ratio": -1.0})})
     model = AssumedModesModel(arm)
     with pytest.raises(ValueError, match="solver must be one of"):
@@ -301,5 +307,5 @@ def test_bad_inputs_name_the_problem():
     with pytest.raises(ValueError, match="not reachable with joint inputs"):
         model.inverse_dynamics(np.zeros(3), np.zeros(3), np.ones(3))
     spatial = Arm.from_dh([Joint(a=L)], [Link.flexible(L, RHO_A, EI, EI_out=EI)])
-    with pytest.raises(ValueError, match="out-of-plane bending .* needs a clamped basis"):
+    with pytest.raises(ValueError, match=r"out-of-plane bending .* needs a clamped basis"):
         AssumedModesModel(spatial, shape="pinned-pinned")

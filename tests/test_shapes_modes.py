@@ -74,7 +74,8 @@ def test_shapes_satisfy_the_beam_equation(family):
     eta = np.linspace(0.05, 0.95, 19)
     b = family.betas(30)
     np.testing.assert_allclose(
-        family.evaluate(eta, 30, 4), b[:, None] ** 4 * family.evaluate(eta, 30, 0),
+        family.evaluate(eta, 30, 4),
+        b[:, None] ** 4 * family.evaluate(eta, 30, 0),
         atol=1e-12 * b[-1] ** 4,
     )
 
@@ -154,12 +155,21 @@ def test_modal_integrals_match_brute_force_quadrature(family_index, i, k):
 
     phi = lambda e, r, d=0: fam.evaluate(e, 12, d)[r, 0]  # noqa: E731
     assert abs(m.mass[i, k] - quad(lambda e: phi(e, i) * phi(e, k))) < 1e-11
-    assert abs(m.stiffness[i, k] - quad(lambda e: phi(e, i, 2) * phi(e, k, 2), m.betas[-1] ** 4)) < 1e-11 * m.betas[-1] ** 4
-    assert abs(m.slope_products[i, k] - quad(lambda e: phi(e, i, 1) * phi(e, k, 1), m.betas[-1] ** 2)) < 1e-11 * m.betas[-1] ** 2
+    assert (
+        abs(m.stiffness[i, k] - quad(lambda e: phi(e, i, 2) * phi(e, k, 2), m.betas[-1] ** 4))
+        < 1e-11 * m.betas[-1] ** 4
+    )
+    assert (
+        abs(m.slope_products[i, k] - quad(lambda e: phi(e, i, 1) * phi(e, k, 1), m.betas[-1] ** 2))
+        < 1e-11 * m.betas[-1] ** 2
+    )
     assert abs(m.mean[i] - quad(lambda e: phi(e, i))) < 1e-11
     assert abs(m.first_moment[i] - quad(lambda e: e * phi(e, i))) < 1e-11
     weighted = fam.weighted_slope_products(12, lambda e: 1 - e)
-    assert abs(weighted[i, k] - quad(lambda e: (1 - e) * phi(e, i, 1) * phi(e, k, 1), m.betas[-1] ** 2)) < 1e-11 * m.betas[-1] ** 2
+    assert (
+        abs(weighted[i, k] - quad(lambda e: (1 - e) * phi(e, i, 1) * phi(e, k, 1), m.betas[-1] ** 2))
+        < 1e-11 * m.betas[-1] ** 2
+    )
 
 
 def test_registry_builds_every_family_and_rejects_bad_input():
@@ -173,7 +183,7 @@ def test_registry_builds_every_family_and_rejects_bad_input():
         shapes.family("clamped-mass", mass=1.0)
     with pytest.raises(ValueError, match=r"missing parameter\(s\) \['length'\]"):
         shapes.family("beta-ode", tip_mass=1.0, tip_inertia=0.0, mass_per_length=1.0)
-    with pytest.raises(ValueError, match="mass_ratio must be finite and >= 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"mass_ratio must be finite and >= 0, got -1.0"):
         shapes.family("clamped-mass", mass_ratio=-1.0)
     with pytest.raises(ValueError, match="inertia_ratio must be finite and >= 0, got nan"):
         shapes.ClampedMass(0.0, float("nan"))

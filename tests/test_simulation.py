@@ -58,10 +58,16 @@ def test_conservative_run_keeps_energy_for_ten_seconds(backend):
     """No damping, friction or input: |E(t) − E(0)| ≤ 1e-8 |E| over 10 s (issue
     requirement; measured 1.1e-9 AMM, 2.1e-9 FEM) with DOP853 at rtol 1e-10."""
     arm = soft_pendulum()
-    model = AssumedModesModel(arm, shape="clamped-free", modes=2) if backend == "amm" else FiniteElementModel(arm, elements=1)
+    model = (
+        AssumedModesModel(arm, shape="clamped-free", modes=2)
+        if backend == "amm"
+        else FiniteElementModel(arm, elements=1)
+    )
     q0 = np.zeros(model.n_dof)
     q0[0], q0[1:] = 0.5, 0.01
-    frame = simulate(model, (0, 10), q0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=np.linspace(0, 10, 101))
+    frame = simulate(
+        model, (0, 10), q0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=np.linspace(0, 10, 101)
+    )
     assert energy_drift(frame) <= 1e-8
     assert frame["work_input"].abs().max() == 0 and frame["work_dissipated"].abs().max() == 0
 
@@ -75,8 +81,17 @@ def test_power_balance_under_feed_forward_torque():
     trajectory = Cycloidal(k=(0.3, -0.2), T=(1.0, 1.0), q0=(math.pi / 4, -math.pi / 4))
     q0 = np.zeros(model.n_dof)
     q0[:2] = trajectory.evaluate(0.0)[0]
-    frame = simulate(model, (0, 0.5), q0, controller=FeedForward.rigid_inverse_dynamics(rigid),
-                     trajectory=trajectory, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=np.linspace(0, 0.5, 26))
+    frame = simulate(
+        model,
+        (0, 0.5),
+        q0,
+        controller=FeedForward.rigid_inverse_dynamics(rigid),
+        trajectory=trajectory,
+        method="DOP853",
+        rtol=1e-10,
+        atol=1e-12,
+        t_eval=np.linspace(0, 0.5, 26),
+    )
     assert frame["work_dissipated"].iloc[-1] > 0  # friction did work
     assert energy_drift(frame) < 1e-7
 
@@ -85,8 +100,17 @@ def test_rigid_arm_under_computed_torque_tracks_the_trajectory():
     model = ChainModel(rigid_two_link(), {})
     trajectory = ParabolicBlend(q_start=(0.0, 0.5), q_end=(1.0, -0.5), T=1.0, blend=0.3)
     q0 = trajectory.evaluate(0.0)[0]
-    frame = simulate(model, (0, 1.2), q0, controller=ComputedTorque(kp=100, kd=20), trajectory=trajectory,
-                     method="DOP853", rtol=1e-11, atol=1e-13, t_eval=np.linspace(0, 1.2, 61))
+    frame = simulate(
+        model,
+        (0, 1.2),
+        q0,
+        controller=ComputedTorque(kp=100, kd=20),
+        trajectory=trajectory,
+        method="DOP853",
+        rtol=1e-11,
+        atol=1e-13,
+        t_eval=np.linspace(0, 1.2, 61),
+    )
     error = frame[["theta1", "theta2"]].to_numpy() - frame[["theta1_ref", "theta2_ref"]].to_numpy()
     assert np.max(np.abs(error)) < 1e-8
 
@@ -106,8 +130,17 @@ def test_decoupling_controller_imposes_the_joint_error_law(shape):
     q0[:2] = trajectory.evaluate(0.0)[0] + e0
     omega = 10.0
     times = np.linspace(0, 0.6, 31)
-    frame = simulate(model, (0, 0.6), q0, controller=Decoupling(Gp=omega**2, Gv=2 * omega), trajectory=trajectory,
-                     method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    frame = simulate(
+        model,
+        (0, 0.6),
+        q0,
+        controller=Decoupling(Gp=omega**2, Gv=2 * omega),
+        trajectory=trajectory,
+        method="DOP853",
+        rtol=1e-10,
+        atol=1e-12,
+        t_eval=times,
+    )
     error = frame[["theta1", "theta2"]].to_numpy() - frame[["theta1_ref", "theta2_ref"]].to_numpy()
     expected = np.outer((1 + omega * times) * np.exp(-omega * times), e0)
     assert np.max(np.abs(error - expected)) < 1e-7
@@ -159,7 +192,9 @@ def test_pinned_stiffness_over_mass_scales_as_k_to_the_fourth():
     model = AssumedModesModel(arm, shape="pinned-pinned", modes=6)
     f = model.flex
     q = np.zeros(model.n_dof)
-    eigenvalues = np.sort(np.linalg.eigvals(np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f])).real)
+    eigenvalues = np.sort(
+        np.linalg.eigvals(np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f])).real
+    )
     np.testing.assert_allclose(eigenvalues / eigenvalues[0], np.arange(1, 7) ** 4, rtol=1e-12)
 
 
@@ -190,7 +225,11 @@ def test_circle_inverse_kinematics_puts_the_rigid_tip_on_the_circle():
     for t in np.linspace(0, 10, 7):
         q, _, _ = circle.evaluate(t)
         tip = model.tip_position(q)
-        np.testing.assert_allclose(tip[:2], [0.67 + 0.1 * math.cos(0.2 * math.pi * t), 0.34 + 0.1 * math.sin(0.2 * math.pi * t)], atol=1e-14)
+        np.testing.assert_allclose(
+            tip[:2],
+            [0.67 + 0.1 * math.cos(0.2 * math.pi * t), 0.34 + 0.1 * math.sin(0.2 * math.pi * t)],
+            atol=1e-14,
+        )
     with pytest.raises(ValueError, match="leaves the workspace"):
         CartesianCircle(center=(0.9, 0.0), radius=0.1, omega=1.0, lengths=(0.475, 0.435))
 
@@ -215,11 +254,17 @@ def test_rigid_equivalent_matches_the_undeformed_flexible_arm():
     arm = Arm.from_dh(joints, links, payload=Payload(0.1), gravity=(0, 0, -9.81))
     flexible = AssumedModesModel(arm, modes=2)
     rigid = ChainModel(rigid_equivalent(arm), {})
-    for joints_q in np.random.default_rng(4).uniform((-1.0, 0.1), (1.0, 0.5), (4, 2)):  # d2: free length in (0, 0.5]
+    for joints_q in np.random.default_rng(4).uniform(
+        (-1.0, 0.1), (1.0, 0.5), (4, 2)
+    ):  # d2: free length in (0, 0.5]
         q = np.zeros(flexible.n_dof)
         q[:2] = joints_q
-        np.testing.assert_allclose(rigid.mass_matrix(joints_q), flexible.mass_matrix(q)[:2, :2], rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(rigid.gravity_forces(joints_q), flexible.gravity_forces(q)[:2], rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(
+            rigid.mass_matrix(joints_q), flexible.mass_matrix(q)[:2, :2], rtol=1e-12, atol=1e-14
+        )
+        np.testing.assert_allclose(
+            rigid.gravity_forces(joints_q), flexible.gravity_forces(q)[:2], rtol=1e-12, atol=1e-13
+        )
         np.testing.assert_allclose(rigid.tip_position(joints_q), flexible.tip_position(q), atol=1e-14)
 
 
@@ -228,7 +273,9 @@ def test_closed_loop_eigenvalues_of_pd_on_a_rigid_link():
     arm = Arm.planar([Link.rigid(1.0, 2.0)])
     model = ChainModel(arm, {})
     inertia = 2.0 / 3.0  # m L²/3 about the joint
-    eigenvalues = closed_loop_eigenvalues(model, PD(kp=30.0, kd=4.0), [0.0], trajectory=ParabolicBlend((0.0,), (0.0,), 1.0, 0.5))
+    eigenvalues = closed_loop_eigenvalues(
+        model, PD(kp=30.0, kd=4.0), [0.0], trajectory=ParabolicBlend((0.0,), (0.0,), 1.0, 0.5)
+    )
     expected = np.roots([inertia, 4.0, 30.0])
     np.testing.assert_allclose(np.sort_complex(eigenvalues), np.sort_complex(expected), rtol=1e-7)
 
@@ -248,10 +295,30 @@ def test_integrator_failure_is_reported_with_the_time_and_the_partial_results():
 def test_simulation_frame_columns_and_cost():
     model = AssumedModesModel(one_flexible_link(), shape="clamped-free", modes=2)
     trajectory = ParabolicBlend((0.0,), (0.5,), 0.5, 0.2)
-    frame = simulate(model, (0, 0.1), np.zeros(3), controller=PD(kp=5.0, kd=0.5), trajectory=trajectory,
-                     t_eval=np.linspace(0, 0.1, 11))
-    for column in ("time", "theta1", "w1_1", "theta1_dot", "tau1", "tip_x", "tip_y", "tip_w1",
-                   "kinetic", "potential", "energy", "input_power", "theta1_ref", "energy_balance_error"):
+    frame = simulate(
+        model,
+        (0, 0.1),
+        np.zeros(3),
+        controller=PD(kp=5.0, kd=0.5),
+        trajectory=trajectory,
+        t_eval=np.linspace(0, 0.1, 11),
+    )
+    for column in (
+        "time",
+        "theta1",
+        "w1_1",
+        "theta1_dot",
+        "tau1",
+        "tip_x",
+        "tip_y",
+        "tip_w1",
+        "kinetic",
+        "potential",
+        "energy",
+        "input_power",
+        "theta1_ref",
+        "energy_balance_error",
+    ):
         assert column in frame.columns
     assert len(frame) == 11
     assert frame.attrs["nfev"] > 0 and frame.attrs["wall_time"] > 0 and frame.attrs["method"] == "Radau"

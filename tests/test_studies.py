@@ -65,7 +65,13 @@ def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
         analysis = dict(config.analysis, t_end=SHORT_HORIZON, output_points=41)
         text = path.read_text()
         short = tmp_path / f"{example}.toml"
-        short.write_text(re.sub(r"(?m)^t_end = .*$", f"t_end = {SHORT_HORIZON}", re.sub(r"(?m)^output_points = .*$", "output_points = 41", text)))
+        short.write_text(
+            re.sub(
+                r"(?m)^t_end = .*$",
+                f"t_end = {SHORT_HORIZON}",
+                re.sub(r"(?m)^output_points = .*$", "output_points = 41", text),
+            )
+        )
         assert load_config(short).analysis == analysis
         path = short
     assert run_cli("run", str(path), "--output", str(tmp_path / example)) == 0
@@ -121,7 +127,10 @@ def test_inline_arm_mistakes_name_the_link(tmp_path, capsys):
     ).replace("[arm]\n", "[arm]\n", 1)
     assert run_cli("show", str(write(tmp_path, text))) == 2
     assert "arm.links[1]: length must be > 0, got -0.5" in capsys.readouterr().err
-    text = SMALL.replace('preset = "one-flexible-link"', '[[arm.links]]\nkind = "flexible"\nlength = 0.5\nmas_per_length = 1.0\nEI = 2.0')
+    text = SMALL.replace(
+        'preset = "one-flexible-link"',
+        '[[arm.links]]\nkind = "flexible"\nlength = 0.5\nmas_per_length = 1.0\nEI = 2.0',
+    )
     assert run_cli("show", str(write(tmp_path, text))) == 2
     assert "arm.links[1].mas_per_length: unknown field" in capsys.readouterr().err
     assert run_cli("show", str(tmp_path / "missing.toml")) == 2
@@ -144,7 +153,12 @@ def test_same_config_gives_identical_csvs_and_never_overwrites(tmp_path):
     second = run_study(config, output=tmp_path / "run")
     assert second.folder == tmp_path / "run-2"
     assert (first.folder / "results.csv").read_bytes() == (second.folder / "results.csv").read_bytes()
-    processes = run_study(config.model_copy(update={"execution": config.execution.model_copy(update={"executor": "processes", "workers": 2})}), output=tmp_path / "p")
+    processes = run_study(
+        config.model_copy(
+            update={"execution": config.execution.model_copy(update={"executor": "processes", "workers": 2})}
+        ),
+        output=tmp_path / "p",
+    )
     assert (processes.folder / "results.csv").read_bytes() == (first.folder / "results.csv").read_bytes()
 
 
@@ -153,7 +167,9 @@ def test_reports_follow_the_config(tmp_path):
     folder = run_study(config, output=tmp_path / "r").folder
     assert (folder / "relative_errors.tex").exists() and (folder / "summary.md").exists()
     assert not list(folder.glob("*.png"))  # plots = false
-    csv_only = load_config(write(tmp_path, SMALL.replace('formats = ["csv", "markdown", "latex"]', 'formats = ["csv"]')))
+    csv_only = load_config(
+        write(tmp_path, SMALL.replace('formats = ["csv", "markdown", "latex"]', 'formats = ["csv"]'))
+    )
     folder = run_study(csv_only, output=tmp_path / "c").folder
     assert not (folder / "summary.md").exists() and not list(folder.glob("*.tex"))
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -226,7 +242,9 @@ def test_dask_executor_on_a_loopback_cluster(tmp_path):
     config = load_config(write(tmp_path, SMALL))
     serial = run_study(config, output=tmp_path / "s").folder
     dask = run_study(
-        config.model_copy(update={"execution": config.execution.model_copy(update={"executor": "dask", "workers": 2})}),
+        config.model_copy(
+            update={"execution": config.execution.model_copy(update={"executor": "dask", "workers": 2})}
+        ),
         output=tmp_path / "d",
     ).folder
     assert (dask / "results.csv").read_bytes() == (serial / "results.csv").read_bytes()

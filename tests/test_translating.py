@@ -121,7 +121,10 @@ def test_uniform_load_deflects_the_free_part_as_a_cantilever_of_length_l(l):
     carries no bending load."""
     arm = single_translating_arm((-9.81, 0.0, 0.0))
     expected = -2.0 * 9.81 * l**4 / (8 * 50.0)
-    for model, rtol in ((FiniteElementModel(arm, elements=4), 1e-12), (AssumedModesModel(arm, modes=6), 1e-4)):
+    for model, rtol in (
+        (FiniteElementModel(arm, elements=4), 1e-12),
+        (AssumedModesModel(arm, modes=6), 1e-4),
+    ):
         q = model.home()
         q[0] = l
         f = model.flex
@@ -203,10 +206,14 @@ def test_translating_dynamics_properties(variant):
         S = mass_rate_by_differences(model, q, qd) - 2 * model.coriolis_matrix(q, qd)
         assert np.max(np.abs(S + S.T)) <= 1e-7 * np.max(np.abs(M)) * np.max(np.abs(qd))
         eye = np.eye(model.n_dof)
-        gradient = np.array([(model.potential_energy(q + h * e) - model.potential_energy(q - h * e)) / (2 * h) for e in eye])
+        gradient = np.array(
+            [(model.potential_energy(q + h * e) - model.potential_energy(q - h * e)) / (2 * h) for e in eye]
+        )
         forces = model.elastic_forces(q) + model.gravity_forces(q)
         assert np.max(np.abs(gradient - forces)) <= 1e-7 * np.max(np.abs(forces))
-        jacobian = np.array([(model.elastic_forces(q + h * e) - model.elastic_forces(q - h * e)) / (2 * h) for e in eye]).T
+        jacobian = np.array(
+            [(model.elastic_forces(q + h * e) - model.elastic_forces(q - h * e)) / (2 * h) for e in eye]
+        ).T
         H = model.elastic_stiffness(q)
         assert np.max(np.abs(H - jacobian)) <= 1e-7 * np.max(np.abs(H))
         tau = rng.uniform(-3, 3, model.n_joints)
@@ -224,11 +231,17 @@ def test_energy_is_conserved_while_the_beam_slides(variant):
     (≈ 480 and ≈ 5500 rad/s) cheap for an explicit DOP853 at rtol 1e-10;
     measured drift ≈ 1e-13 for both.
     """
-    model = FiniteElementModel(ARM, elements=1) if variant == "fem" else AssumedModesModel(ARM, shape="clamped-free", modes=1)
+    model = (
+        FiniteElementModel(ARM, elements=1)
+        if variant == "fem"
+        else AssumedModesModel(ARM, shape="clamped-free", modes=1)
+    )
     q0, _ = state(model, [0.0, -1.2, 0.5], flex_scale=1e-5, seed=3)
     qd0 = np.zeros(model.n_dof)
     qd0[:3] = [1.5, 0.4, 1.0]
-    frame = simulate(model, (0.0, 0.1), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=np.linspace(0.0, 0.1, 21))
+    frame = simulate(
+        model, (0.0, 0.1), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=np.linspace(0.0, 0.1, 21)
+    )
     l = frame["d3"].to_numpy()
     assert l.max() - l.min() > 0.09  # the beam did slide
     energy = frame["energy"].to_numpy()
@@ -249,7 +262,9 @@ def test_extension_speed_ratio_is_recorded_and_warned_about(speed, warns):
     qd0[0] = speed
     run = lambda: simulate(model, (0.0, 0.2), q0, qd0, t_eval=np.linspace(0.0, 0.2, 5))  # noqa: E731
     if warns:
-        with pytest.warns(AssumptionWarning, match=r"translating link 1: extension speed ratio U/U_g reached 0\.28"):
+        with pytest.warns(
+            AssumptionWarning, match=r"translating link 1: extension speed ratio U/U_g reached 0\.28"
+        ):
             frame = run()
     else:
         with warnings.catch_warnings():
@@ -270,8 +285,12 @@ def test_rigid_equivalent_is_the_undeformed_translating_arm():
     for joints in np.random.default_rng(5).uniform((-2, -2, 0.2), (2, 2, 1.0), (4, 3)):
         q = flexible.home()
         q[:3] = joints
-        np.testing.assert_allclose(rigid.mass_matrix(joints), flexible.mass_matrix(q)[:3, :3], rtol=1e-12, atol=1e-13)
-        np.testing.assert_allclose(rigid.gravity_forces(joints), flexible.gravity_forces(q)[:3], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            rigid.mass_matrix(joints), flexible.mass_matrix(q)[:3, :3], rtol=1e-12, atol=1e-13
+        )
+        np.testing.assert_allclose(
+            rigid.gravity_forces(joints), flexible.gravity_forces(q)[:3], rtol=1e-12, atol=1e-12
+        )
         np.testing.assert_allclose(rigid.tip_position(joints), flexible.tip_position(q), atol=1e-14)
 
 
@@ -281,11 +300,16 @@ def test_free_lengths_outside_the_beam_are_errors():
     for bad in (0.0, -0.1, 1.4):
         q = model.home()
         q[2] = bad
-        with pytest.raises(ValueError, match=r"d3: the free length of translating link 3 must lie in \(0, 1.3\] m"):
+        with pytest.raises(
+            ValueError, match=r"d3: the free length of translating link 3 must lie in \(0, 1.3\] m"
+        ):
             model.mass_matrix(q)
         with pytest.raises(ValueError, match=r"d3"):
             model.stiffness_matrix(q)
-    with pytest.raises(ValueError, match=r"reference: d3: the free length of translating link 3 must lie in \(0, 1.3\] m, got 2.0"):
+    with pytest.raises(
+        ValueError,
+        match=r"reference: d3: the free length of translating link 3 must lie in \(0, 1.3\] m, got 2.0",
+    ):
         AssumedModesModel(ARM, modes=2, reference=[0.0, 0.0, 2.0])
     with pytest.raises(ValueError, match=r"s must lie in \[-0.5, 0.8\] on link 3"):
         q = model.home()
@@ -294,7 +318,10 @@ def test_free_lengths_outside_the_beam_are_errors():
 
 
 def test_translating_links_need_clamped_shapes_and_no_lumped_masses():
-    with pytest.raises(ValueError, match=r"shapes\[3\]: family must be one of \['clamped-free', 'clamped-mass'\] for a translating link, got 'pinned-pinned'"):
+    with pytest.raises(
+        ValueError,
+        match=r"shapes\[3\]: family must be one of \['clamped-free', 'clamped-mass'\] for a translating link, got 'pinned-pinned'",
+    ):
         AssumedModesModel(ARM, shapes={3: ("pinned-pinned", 2)})
     planar_beam = single_translating_arm((0.0, 0.0, 0.0))
     with pytest.raises(ValueError, match=r"frame\[1\]|pinned"):

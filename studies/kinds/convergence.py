@@ -35,7 +35,9 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
         rate = np.nan
         if keep.sum() >= 3:
             rate = -np.polyfit(np.log(size[keep].to_numpy(float)), np.log(error[keep].to_numpy()), 1)[0]
-        rows.append({"backend": backend, "shape": shape, "mode": mode, "points": int(keep.sum()), "rate": rate})
+        rows.append(
+            {"backend": backend, "shape": shape, "mode": mode, "points": int(keep.sum()), "rate": rate}
+        )
     return pd.DataFrame(rows)
 
 

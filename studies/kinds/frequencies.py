@@ -19,7 +19,9 @@ class FrequencyAnalysis(BaseModel):
     """``[analysis]`` of the frequencies and convergence kinds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[float] | None = None  # joint variables [rad, m]; default Arm.home() (zero, translating links extended)
+    configuration: list[float] | None = (
+        None  # joint variables [rad, m]; default Arm.home() (zero, translating links extended)
+    )
     joints: Literal["locked", "free"] = "locked"
     n_frequencies: PositiveInt = 5
 
@@ -40,7 +42,13 @@ def frequency_rows(arm: Arm, case: dict[str, Any], analysis: FrequencyAnalysis) 
     rows = []
     for k, w in enumerate(omega[: analysis.n_frequencies], start=1):
         rows.append(
-            {**sweep_columns(case), "n_dof": model.n_dof, "mode": k, "omega": float(w), "hz": float(w / (2 * np.pi))}
+            {
+                **sweep_columns(case),
+                "n_dof": model.n_dof,
+                "mode": k,
+                "omega": float(w),
+                "hz": float(w / (2 * np.pi)),
+            }
         )
     return rows
 
@@ -83,7 +91,9 @@ class Frequencies(StudyKind):
         return add_references(results, arm, analysis)
 
     def tables(self, results, analysis):
-        wide = results.pivot_table(index=["backend", "shape", "modes", "elements"], columns="mode", values="omega")
+        wide = results.pivot_table(
+            index=["backend", "shape", "modes", "elements"], columns="mode", values="omega"
+        )
         wide.columns = [f"omega_{k}" for k in wide.columns]
         return {"frequencies [rad/s]": wide.reset_index()}
 

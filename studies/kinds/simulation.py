@@ -82,7 +82,9 @@ def _trajectory(spec, arm, q0):
     if arm.n_joints != 2:
         raise ValueError("analysis.trajectory: the circle needs a two-joint planar arm")
     lengths = tuple(link.length for link in arm.links)
-    return CartesianCircle(center=spec.center, radius=spec.radius, omega=spec.omega, lengths=lengths, elbow=spec.elbow)
+    return CartesianCircle(
+        center=spec.center, radius=spec.radius, omega=spec.omega, lengths=lengths, elbow=spec.elbow
+    )
 
 
 def _controller(spec: ControllerSpec, arm):
@@ -113,8 +115,15 @@ class Simulation(StudyKind):
         q0[: arm.n_joints] = q0_joints
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
         frame = simulate(
-            model, (0.0, analysis.t_end), q0, controller=_controller(analysis.controller, arm), trajectory=trajectory,
-            method=analysis.method, rtol=analysis.rtol, atol=analysis.atol, t_eval=times,
+            model,
+            (0.0, analysis.t_end),
+            q0,
+            controller=_controller(analysis.controller, arm),
+            trajectory=trajectory,
+            method=analysis.method,
+            rtol=analysis.rtol,
+            atol=analysis.atol,
+            t_eval=times,
         )
         for key, value in sweep_columns(case).items():
             frame.insert(0, key, value)
@@ -126,13 +135,19 @@ class Simulation(StudyKind):
     def tables(self, results, analysis):
         rows = []
         reference = results[results["case"] == finest_case(results)]
-        joints = [c for c in results.columns if c.startswith(("theta", "d")) and c[-1].isdigit() and "_" not in c]
+        joints = [
+            c for c in results.columns if c.startswith(("theta", "d")) and c[-1].isdigit() and "_" not in c
+        ]
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
-        for case, group in results.groupby("case"):
+        for _, group in results.groupby("case"):
             row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}
             for column in tips:
                 row[f"max_abs_{column}"] = group[column].abs().max()
-            row["max_joint_diff_to_finest"] = float(np.max(np.abs(group[joints].to_numpy() - reference[joints].to_numpy()))) if joints else np.nan
+            row["max_joint_diff_to_finest"] = (
+                float(np.max(np.abs(group[joints].to_numpy() - reference[joints].to_numpy())))
+                if joints
+                else np.nan
+            )
             row["energy_balance_error"] = group["energy_balance_error"].abs().max()
             row["rhs_evaluations"] = int(group["nfev"].iloc[0])
             row["jacobian_evaluations"] = int(group["njev"].iloc[0])
@@ -156,12 +171,19 @@ class Simulation(StudyKind):
             "(most coordinates; same output times)."
         ]
         if plots:
-            joints = [c for c in results.columns if c[-1].isdigit() and c.startswith(("theta", "d")) and "_" not in c]
+            joints = [
+                c
+                for c in results.columns
+                if c[-1].isdigit() and c.startswith(("theta", "d")) and "_" not in c
+            ]
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
             taus = [c for c in results.columns if c.startswith("tau")]
             names = time_plot(
-                results, [joints, tips, taus, ["energy_balance_error"]],
-                ["joints", "tip deflection [m]", "torque", "energy balance [J]"], folder, "time_response",
+                results,
+                [joints, tips, taus, ["energy_balance_error"]],
+                ["joints", "tip deflection [m]", "torque", "energy balance [J]"],
+                folder,
+                "time_response",
             )
             text.append(f"![time response]({names[0]}) ([PDF]({names[1]}))")
         return text
@@ -170,7 +192,7 @@ class Simulation(StudyKind):
 def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:
     """Largest peaks of |FFT| of the tip acceleration (second differences of tip_x, tip_y)."""
     rows = []
-    for case, group in results.groupby("case"):
+    for _, group in results.groupby("case"):
         t = group["time"].to_numpy()
         dt = t[1] - t[0]
         row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}

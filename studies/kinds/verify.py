@@ -48,8 +48,13 @@ class VerifyAnalysis(BaseModel):
 
 
 def _random_state(model, rng, scale):
-    q = np.concatenate([rng.uniform(-np.pi, np.pi, model.n_joints), scale * rng.standard_normal(model.n_dof - model.n_joints)])
-    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links)):
+    q = np.concatenate(
+        [
+            rng.uniform(-np.pi, np.pi, model.n_joints),
+            scale * rng.standard_normal(model.n_dof - model.n_joints),
+        ]
+    )
+    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links, strict=True)):
         if joint.kind == "prismatic":
             # A translating link's joint variable is its free length.
             q[i] = rng.uniform(0.3 * link.length, link.length) if link.is_flexible else rng.uniform(-0.5, 0.5)
@@ -72,7 +77,10 @@ def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
         tau = rng.standard_normal(model.n_joints)
         qdd = model.forward_dynamics(q, qd, tau)
         rate = qd @ (M @ qdd + 0.5 * M_dot @ qd + model.elastic_forces(q) + model.gravity_forces(q))
-        power = qd @ model.input_matrix(q) @ (tau + model.friction_forces(q, qd)) - qd @ model.damping_matrix(q) @ qd
+        power = (
+            qd @ model.input_matrix(q) @ (tau + model.friction_forces(q, qd))
+            - qd @ model.damping_matrix(q) @ qd
+        )
         scale = max(abs(rate), abs(power), scale_M * (qd @ qd), 1.0)
         worst["power"] = max(worst["power"], abs(rate - power) / scale)
     return worst
@@ -88,7 +96,11 @@ def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
     zero = np.zeros(model.n_joints)
     solution = solve_ivp(
         lambda t, x: np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], zero)]),
-        (0.0, analysis.simulate), np.concatenate([q, qd]), method="DOP853", rtol=1e-10, atol=1e-12,
+        (0.0, analysis.simulate),
+        np.concatenate([q, qd]),
+        method="DOP853",
+        rtol=1e-10,
+        atol=1e-12,
     )
     if not solution.success:
         raise RuntimeError(f"energy check: integration failed at t={solution.t[-1]:.4g}: {solution.message}")
@@ -113,38 +125,62 @@ class Verify(StudyKind):
             "power": (analysis.fd_tolerance, worst["power"] <= analysis.fd_tolerance),
         }
         rows = [
-            {**base, "check": name, "worst": float(worst[name]), "tolerance": limit, "passed": bool(ok), "samples": analysis.samples}
+            {
+                **base,
+                "check": name,
+                "worst": float(worst[name]),
+                "tolerance": limit,
+                "passed": bool(ok),
+                "samples": analysis.samples,
+            }
             for name, (limit, ok) in limits.items()
         ]
         rows.append(
-            {**base, "check": "energy", "worst": np.nan if drift is None else drift,
-             "tolerance": analysis.energy_tolerance,
-             "passed": True if drift is None else bool(drift <= analysis.energy_tolerance),
-             "samples": 0 if drift is None else 1}
+            {
+                **base,
+                "check": "energy",
+                "worst": np.nan if drift is None else drift,
+                "tolerance": analysis.energy_tolerance,
+                "passed": True if drift is None else bool(drift <= analysis.energy_tolerance),
+                "samples": 0 if drift is None else 1,
+            }
         )
         omega = model.natural_frequencies(model.home(), "locked")[: analysis.n_frequencies]
         rows += [
-            {**base, "check": f"omega_{k}", "worst": float(w), "tolerance": np.nan, "passed": True, "samples": 0}
+            {
+                **base,
+                "check": f"omega_{k}",
+                "worst": float(w),
+                "tolerance": np.nan,
+                "passed": True,
+                "samples": 0,
+            }
             for k, w in enumerate(omega, start=1)
         ]
         return rows
 
     def tables(self, results, analysis):
         checks = results[~results["check"].str.startswith("omega_")]
-        table = checks.pivot_table(index=["backend", "shape", "modes", "elements"], columns="check", values="worst")
+        table = checks.pivot_table(
+            index=["backend", "shape", "modes", "elements"], columns="check", values="worst"
+        )
         return {"worst violations": table.reset_index(), "agreement": _agreement(results)}
 
     def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
         checks = results[~results["check"].str.startswith("omega_")]
         failed = checks[~checks["passed"]]
-        verdict = "all checks passed" if failed.empty else f"{len(failed)} check(s) FAILED: " + ", ".join(
-            f"{discretization_label(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})" for _, r in failed.iterrows()
+        verdict = (
+            "all checks passed"
+            if failed.empty
+            else f"{len(failed)} check(s) FAILED: "
+            + ", ".join(
+                f"{discretization_label(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})"
+                for _, r in failed.iterrows()
+            )
         )
         return [
             f"{analysis.samples} random states per case (seed {analysis.seed}); {verdict}.",
-            "Tolerances: symmetry {0:g}, skew and power {1:g} (central differences), energy {2:g}.".format(
-                analysis.tolerance, analysis.fd_tolerance, analysis.energy_tolerance
-            ),
+            f"Tolerances: symmetry {analysis.tolerance:g}, skew and power {analysis.fd_tolerance:g} (central differences), energy {analysis.energy_tolerance:g}.",
         ]
 
 
@@ -154,7 +190,11 @@ def _agreement(results: pd.DataFrame) -> pd.DataFrame:
     omega["mode"] = omega["check"].str.removeprefix("omega_").astype(int)
     finest = finest_case(omega)
     reference = omega[omega["case"] == finest].set_index("mode")["worst"]
-    omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(reference)
-    table = omega.pivot_table(index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_diff_to_finest")
+    omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(
+        reference
+    )
+    table = omega.pivot_table(
+        index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_diff_to_finest"
+    )
     table.columns = [f"rel_diff_omega_{k}" for k in table.columns]
     return table.reset_index()

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from core.analysis import zero_dynamics
@@ -38,11 +37,19 @@ class ZeroDynamics(StudyKind):
         q[: arm.n_joints] = joints
         zeros = zero_dynamics(model, q)
         f = model.flex
-        ratio = np.linalg.eigvals(np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f]))
+        ratio = np.linalg.eigvals(
+            np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f])
+        )
         ratio = ratio[np.lexsort((ratio.imag, ratio.real))]
         base = {**sweep_columns(case), "n_dof": model.n_dof}
-        rows = [{**base, "set": "zero", "index": k, "real": float(z.real), "imag": float(z.imag)} for k, z in enumerate(zeros, 1)]
-        rows += [{**base, "set": "stiffness", "index": k, "real": float(z.real), "imag": float(z.imag)} for k, z in enumerate(ratio, 1)]
+        rows = [
+            {**base, "set": "zero", "index": k, "real": float(z.real), "imag": float(z.imag)}
+            for k, z in enumerate(zeros, 1)
+        ]
+        rows += [
+            {**base, "set": "stiffness", "index": k, "real": float(z.real), "imag": float(z.imag)}
+            for k, z in enumerate(ratio, 1)
+        ]
         return rows
 
     def tables(self, results, analysis):
@@ -50,7 +57,9 @@ class ZeroDynamics(StudyKind):
         scale = zeros.groupby("case")[["real", "imag"]].transform(lambda c: c.abs().max()).max(axis=1)
         right = zeros[zeros["real"] > 1e-9 * scale].groupby(["backend", "shape", "modes", "elements"]).size()
         summary = zeros.groupby(["backend", "shape", "modes", "elements"]).agg(
-            zeros=("index", "size"), largest_real_part=("real", "max"), smallest_abs_imag=("imag", lambda v: v.abs().min())
+            zeros=("index", "size"),
+            largest_real_part=("real", "max"),
+            smallest_abs_imag=("imag", lambda v: v.abs().min()),
         )
         summary["right_half_plane"] = right.reindex(summary.index, fill_value=0)
         return {"zero dynamics": summary.reset_index()}
@@ -61,9 +70,9 @@ class ZeroDynamics(StudyKind):
             "right half-plane (right_half_plane > 0) make the joint-output system non-minimum phase."
         ]
         zeros = results[results["set"] == "zero"]
-        for case, group in zeros.groupby("case"):
+        for _, group in zeros.groupby("case"):
             label = discretization_label(group.iloc[0].to_dict())
-            values = ", ".join(f"{r:.4g}{i:+.4g}j" for r, i in zip(group["real"], group["imag"]))
+            values = ", ".join(f"{r:.4g}{i:+.4g}j" for r, i in zip(group["real"], group["imag"], strict=True))
             text.append(f"- {label}: {values}")
         if plots:
             names = complex_plane_plot(zeros, folder, "zero_dynamics")
