@@ -129,10 +129,9 @@ def beam_frequencies(
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= unknowns:
         raise ValueError(f"n must be an integer in [1, {unknowns}] for this mesh, got {n!r}")
     coordinates = _RelativeCoordinates(nodes, pinned=_FAMILY_BC[bc] == "pinned")
-    mass = (mass_per_length * assemble(nodes)["mass"]).tolil()
-    mass[2 * elements, 2 * elements] += tip_mass
-    mass[2 * elements + 1, 2 * elements + 1] += tip_inertia
-    mass = mass.tocsr()
+    tip = np.zeros(2 * (elements + 1))
+    tip[-2:] = tip_mass, tip_inertia
+    mass = (mass_per_length * assemble(nodes)["mass"] + scipy.sparse.diags(tip)).tocsr()
     # Cholesky factors D_e of the element blocks K_e = D_eᵀ D_e (upper triangular).
     h = coordinates.h
     blocks = EI / h[:, None, None] ** 3 * np.array([[12.0, 0.0], [0.0, 0.0]]) + EI * np.stack(
