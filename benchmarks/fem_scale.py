@@ -36,12 +36,12 @@ import scipy.sparse.linalg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import fem  # noqa: E402
-import shapes  # noqa: E402
-from core.presets import lumped_two_link, one_flexible_link  # noqa: E402
-from fem import FiniteElementModel  # noqa: E402
-from fem.assembly import assemble  # noqa: E402
-from studies.references import exact_locked_frequencies  # noqa: E402
+import fem
+import shapes
+from core.presets import lumped_two_link, one_flexible_link
+from fem import FiniteElementModel
+from fem.assembly import assemble
+from studies.references import exact_locked_frequencies
 
 #: Refuse a run whose dense complex n_dof³ work array would exceed this [bytes].
 MEMORY_LIMIT = 4 * 2**30
@@ -83,7 +83,9 @@ def exponent(sizes: list[int], times: list[float]) -> float:
 def model_series(name: str, arm, q_joints, counts: list[int], budget: float) -> None:
     exact = exact_locked_frequencies(arm, 1)
     print(f"\n### {name}\n")
-    print("| E per link | n_dof | natural_frequencies [s] | peak memory [MiB] | rel. error ω₁ | forward_dynamics [s] |")
+    print(
+        "| E per link | n_dof | natural_frequencies [s] | peak memory [MiB] | rel. error ω₁ | forward_dynamics [s] |"
+    )
     print("|---|---|---|---|---|---|")
     sizes, times, fd_times = [], [], []
     rng = np.random.default_rng(0)
@@ -91,7 +93,9 @@ def model_series(name: str, arm, q_joints, counts: list[int], budget: float) -> 
         model = FiniteElementModel(arm, elements=count)
         n = model.n_dof
         if 16 * n**3 > MEMORY_LIMIT:
-            print(f"| {count} | {n} | skipped: today's path would allocate {16 * n**3 / 2**30:.1f} GiB | | | |")
+            print(
+                f"| {count} | {n} | skipped: today's path would allocate {16 * n**3 / 2**30:.1f} GiB | | | |"
+            )
             break
         q = np.zeros(n)
         q[: len(q_joints)] = q_joints
@@ -100,10 +104,14 @@ def model_series(name: str, arm, q_joints, counts: list[int], budget: float) -> 
         build = lambda c=count: FiniteElementModel(arm, elements=c)  # noqa: E731
         seconds, omega = best_time(build, lambda m, q=q: m.natural_frequencies(q), repeats)
         memory = (
-            peak_memory(lambda q=q: build().natural_frequencies(q)) if seconds < budget / 2 else math.nan
+            peak_memory(lambda q=q, build=build: build().natural_frequencies(q))
+            if seconds < budget / 2
+            else math.nan
         )
         error = omega[0] / exact[0][0] - 1 if exact is not None else math.nan
-        fd, _ = best_time(build, lambda m, q=q, qd=qd: m.forward_dynamics(q, qd, np.zeros(m.n_joints)), repeats)
+        fd, _ = best_time(
+            build, lambda m, q=q, qd=qd: m.forward_dynamics(q, qd, np.zeros(m.n_joints)), repeats
+        )
         sizes.append(count)
         times.append(seconds)
         fd_times.append(fd)
@@ -120,7 +128,9 @@ def model_series(name: str, arm, q_joints, counts: list[int], budget: float) -> 
 def beam_series(counts: list[int], budget: float) -> None:
     exact = shapes.ClampedFree().betas(1)[0] ** 2
     print("\n### Standalone cantilever, 10 lowest frequencies\n")
-    print("| elements | beam_frequencies [s] | rel. error ω₁ | eigsh shift-invert on assembled K, M [s] | rel. error ω₁ |")
+    print(
+        "| elements | beam_frequencies [s] | rel. error ω₁ | eigsh shift-invert on assembled K, M [s] | rel. error ω₁ |"
+    )
     print("|---|---|---|---|---|")
     sizes, ours_t, theirs_t = [], [], []
     for count in counts:
@@ -138,7 +148,9 @@ def beam_series(counts: list[int], budget: float) -> None:
         sizes.append(count)
         ours_t.append(ours)
         theirs_t.append(theirs)
-        print(f"| {count} | {ours:.4g} | {omega[0] / exact - 1:.2e} | {theirs:.4g} | {naive / exact - 1:.2e} |")
+        print(
+            f"| {count} | {ours:.4g} | {omega[0] / exact - 1:.2e} | {theirs:.4g} | {naive / exact - 1:.2e} |"
+        )
         if max(ours, theirs) > budget:
             break
     print(
@@ -155,7 +167,13 @@ def main() -> None:
         print("warning: OPENBLAS_NUM_THREADS is not 1; timings of small dense matrices will be erratic\n")
     counts = [c for c in (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096) if c <= args.max_elements]
     print("## FEM at scale (one BLAS thread, best of repeats)")
-    model_series("One flexible link with tip mass (one_flexible_link), joints locked", one_flexible_link(), [0.0], counts, args.budget)
+    model_series(
+        "One flexible link with tip mass (one_flexible_link), joints locked",
+        one_flexible_link(),
+        [0.0],
+        counts,
+        args.budget,
+    )
     model_series(
         "Lumped two-link arm, no gravity, θ = (45°, −45°), joints locked",
         lumped_two_link(gravity=False),
@@ -163,7 +181,9 @@ def main() -> None:
         counts,
         args.budget,
     )
-    beam_series([c for c in (1000, 2000, 4000, 10000, 100000) if c <= max(args.max_elements, 100000)], args.budget)
+    beam_series(
+        [c for c in (1000, 2000, 4000, 10000, 100000) if c <= max(args.max_elements, 100000)], args.budget
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from typing import Literal
 
 import numpy as np
 
+from shapes.quadrature import composite_gauss
+
 #: Frame choices: ``"clamped"`` — the link frame is tangent to the beam at the
 #: joint (w(0) = w'(0) = 0); ``"pinned"`` — the frame runs along the chord joint
 #: → tip (w(0) = w(L) = 0), so the hub rotates by w'(0) relative to it.
@@ -161,12 +163,7 @@ class TranslatingBasis:
             )
         if not np.isclose(basis.length, 1.0, rtol=1e-14):
             raise ValueError(f"translating basis: expected a unit-length basis, got length {basis.length!r}")
-        edges = np.asarray(breakpoints, dtype=float)
-        x, w = np.polynomial.legendre.leggauss(points)
-        half = 0.5 * np.diff(edges)
-        mid = 0.5 * (edges[1:] + edges[:-1])
-        eta = (mid[:, None] + half[:, None] * x[None, :]).ravel()
-        weights = (half[:, None] * w[None, :]).ravel()
+        eta, weights = composite_gauss(breakpoints, points)
         psi, slope = basis.evaluate(eta)
         return cls(
             mass=basis.mass,

@@ -40,26 +40,16 @@ import scipy.linalg
 
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
+from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
 from core.flexible_body import FlexibleBody, TranslatingBody
 from core.kinematics import ChainKinematics, TipMap
-from core.model import COMPLEX_STEP, Model
+from core.model import Model
 from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
 #: How many recent configurations keep M, ∂M/∂q and G cached.
 DERIVATIVE_CACHE = 8
-
-
-def _first_of(frames):
-    """The first configuration of a batch of frames, as a batch of one."""
-    import copy
-
-    first = copy.copy(frames)
-    for name, value in vars(frames).items():
-        if value is not None:
-            setattr(first, name, value[:1])
-    return first
 
 
 class ChainModel(Model):
@@ -269,10 +259,7 @@ class ChainModel(Model):
             for c in (number - 1, *range(self.n_dof)[self.flex_columns[number]])
         ]
         H = self.stiffness_matrix(q)
-        for k in columns:
-            shifted = q.astype(complex)
-            shifted[k] += 1j * COMPLEX_STEP
-            H[:, k] = np.imag(self.elastic_forces(shifted)) / COMPLEX_STEP
+        H[:, columns] = complex_step_jacobian(self.elastic_forces, q, columns)
         return 0.5 * (H + H.T)
 
     def damping_matrix(self, q) -> np.ndarray:
@@ -317,12 +304,12 @@ class ChainModel(Model):
         q = np.frombuffer(key, dtype=float)
         # Rows 1..: q + ih e_k for every k that M depends on.
         first = 0 if 1 in self.translating else 1
-        batch = q + 1j * COMPLEX_STEP * np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[first:]])
+        batch = complex_step_points(q, np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[first:]]))
         frames = self.kinematics.frames(batch)
         masses = self._mass_batch(batch, frames)
         derivatives = np.zeros((self.n_dof, self.n_dof, self.n_dof))
-        derivatives[first:] = np.imag(masses[1:]) / COMPLEX_STEP
-        gravity = np.real(self._gravity_batch(batch[:1], [_first_of(f) for f in frames]))[0]
+        derivatives[first:] = complex_step_derivatives(masses[1:])
+        gravity = np.real(self._gravity_batch(batch[:1], [f.select(slice(0, 1)) for f in frames]))[0]
         return np.real(masses[0]), derivatives, gravity
 
     def _body_jacobian(self, f, number: int, dtype) -> np.ndarray:
@@ -398,8 +385,7 @@ class ChainModel(Model):
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
-        shifted = q + 1j * COMPLEX_STEP * np.eye(self.n_dof)
-        return (np.imag(self._gravity_batch(shifted)) / COMPLEX_STEP).T
+        return complex_step_jacobian(self._gravity_batch, q, batched=True)
 
     def _gravity_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
         g = self._gravity()

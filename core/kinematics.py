@@ -26,7 +26,7 @@ a leading axis of configurations, and complex-analytic (see
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -73,6 +73,12 @@ class LinkFrames:
     Jw_before: np.ndarray | None = None  # angular velocity Jacobian of the previous tip frame
     Jv_tip: np.ndarray | None = None
     Jw_tip: np.ndarray | None = None
+
+    def select(self, index: int | slice) -> LinkFrames:
+        """A new :class:`LinkFrames` of the configurations ``index`` of the batch
+        (an int drops the batch axis, a slice keeps it); nothing is mutated."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return LinkFrames(**{name: None if v is None else v[index] for name, v in values.items()})
 
 
 class ChainKinematics:

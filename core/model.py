@@ -33,6 +33,8 @@ from typing import Literal
 import numpy as np
 import scipy.linalg
 
+from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
+
 #: Forward-dynamics solvers by name; a solver is ``f(model, q, qd, rhs) -> qdd``.
 SOLVERS: dict = {}
 
@@ -49,7 +51,7 @@ SOLVERS["composite"] = _composite
 #: the largest eigenvalue are reported (they should be round-off).
 RIGID_MODE_TOLERANCE = 1e-9
 #: Relative step of the central differences used by ``linearize`` at q̇ ≠ 0.
-LINEARIZE_STEP = 1e-6
+LINEARIZE_STEP = CENTRAL_STEP
 
 
 class Model(ABC):
@@ -164,26 +166,33 @@ class Model(ABC):
         P = dM @ qd  # P[i, j] = Σ_k ∂M_jk/∂q_i q̇_k
         return 0.5 * (M_dot + P.T - P)
 
-    def _rhs(self, q, qd, tau) -> np.ndarray:
-        """B(τ + τ_c) − C q̇ − D q̇ − K q − G."""
+    def _rhs(self, q, qd, tau, friction: bool = True) -> np.ndarray:
+        """B(τ + τ_c) − C q̇ − D q̇ − K q − G (τ_c left out if not ``friction``)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
         B = self.input_matrix(q)
+        if friction:
+            tau = tau + self.friction_forces(q, qd)
         return (
-            B @ (tau + self.friction_forces(q, qd))
+            B @ tau
             - self.coriolis_matrix(q, qd) @ qd
             - self.damping_matrix(q) @ qd
             - self.elastic_forces(q)
             - self.gravity_forces(q)
         )
 
-    def forward_dynamics(self, q, qd, tau, solver: str = "composite") -> np.ndarray:
-        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`."""
+    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
+        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`.
+
+        ``friction=False`` leaves out the Coulomb joint friction (not
+        differentiable at rest): the smooth dynamics that linear analyses
+        differentiate.
+        """
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
         q, qd = self._state(q, qd)
-        return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau))
+        return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau, friction))
 
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
         """Q = M q̈ + C q̇ + D q̇ + ∂V_e/∂q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
@@ -228,7 +237,7 @@ class Model(ABC):
 
     def gravity_stiffness(self, q: np.ndarray) -> np.ndarray:
         """∂G/∂q, the Hessian of the gravitational potential, shape (n_dof, n_dof)."""
-        return _complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
+        return complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
 
     # -- linear analyses ----------------------------------------------------
     def linearize(self, q0, qd0=None, tau0=None) -> tuple[np.ndarray, np.ndarray]:
@@ -253,36 +262,20 @@ class Model(ABC):
         A = np.zeros((2 * n, 2 * n))
         A[:n, n:] = np.eye(n)
         if not np.any(qd0):
-            qdd0 = self._smooth_dynamics(q0, qd0, tau0)
+            qdd0 = self.forward_dynamics(q0, qd0, tau0, friction=False)
             dM = self.mass_matrix_derivatives(q0)
             stiffness = self.elastic_stiffness(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
             A[n:, :n] = -np.linalg.solve(M, stiffness)
             A[n:, n:] = -np.linalg.solve(M, self.damping_matrix(q0))
         else:
-            x0 = np.concatenate([q0, qd0])
-            for k in range(2 * n):
-                h = LINEARIZE_STEP * max(1.0, abs(x0[k]))
-                xp, xm = x0.copy(), x0.copy()
-                xp[k] += h
-                xm[k] -= h
-                diff = self._smooth_dynamics(xp[:n], xp[n:], tau0) - self._smooth_dynamics(
-                    xm[:n], xm[n:], tau0
-                )
-                A[n:, k] = diff / (2 * h)
+            A[n:] = central_difference_jacobian(
+                lambda x: self.forward_dynamics(x[:n], x[n:], tau0, friction=False),
+                np.concatenate([q0, qd0]),
+                LINEARIZE_STEP,
+            )
         B_ss = np.zeros((2 * n, self.n_joints))
         B_ss[n:] = np.linalg.solve(M, B)
         return A, B_ss
-
-    def _smooth_dynamics(self, q, qd, tau) -> np.ndarray:
-        """Forward dynamics without Coulomb friction."""
-        rhs = (
-            self.input_matrix(q) @ tau
-            - self.coriolis_matrix(q, qd) @ qd
-            - self.damping_matrix(q) @ qd
-            - self.elastic_forces(q)
-            - self.gravity_forces(q)
-        )
-        return np.linalg.solve(self.mass_matrix(q), rhs)
 
     def natural_frequencies(self, q=None, joints: Literal["locked", "free"] = "locked") -> np.ndarray:
         """Undamped natural frequencies [rad/s] about configuration q, ascending.
@@ -329,17 +322,3 @@ class Model(ABC):
                 stacklevel=2,
             )
         return np.sign(eigenvalues) * np.sqrt(np.abs(eigenvalues))
-
-
-#: Step of the complex-step derivative; any tiny value gives round-off accuracy.
-COMPLEX_STEP = 1e-30
-
-
-def _complex_step_jacobian(function, x: np.ndarray) -> np.ndarray:
-    """∂f/∂x by the complex step; ``f`` must be complex-analytic. out[:, k] = ∂f/∂x_k."""
-    columns = []
-    for k in range(x.size):
-        shifted = x.astype(complex)
-        shifted[k] += 1j * COMPLEX_STEP
-        columns.append(np.imag(function(shifted)) / COMPLEX_STEP)
-    return np.array(columns).T

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from shapes.quadrature import composite_gauss
+
 #: Gauss points per element: exact for polynomials up to degree 2·4 − 1 = 7.
 GAUSS_POINTS = 4
-_XI, _WEIGHTS = np.polynomial.legendre.leggauss(GAUSS_POINTS)
-_XI = 0.5 * (_XI + 1.0)
-_WEIGHTS = 0.5 * _WEIGHTS
+_XI, _WEIGHTS = composite_gauss([0.0, 1.0], GAUSS_POINTS)
 
 
 def hermite(xi: np.ndarray, h: float, derivative: int = 0) -> np.ndarray:
