@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 
 import shapes
+from core import validation as check
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
 from core.engine import ChainModel
+from core.kinematics import check_free_length
 from core.loads import distal_load
 from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
 
@@ -106,6 +108,7 @@ class AssumedModesModel(ChainModel):
                 f"shapes: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
             )
         self.choices: dict[int, tuple[str, int, dict]] = {}
+        reference_given = reference
         reference = _reference(arm, reference)
         self.reference = reference
         bases = {}
@@ -132,6 +135,9 @@ class AssumedModesModel(ChainModel):
                 bases[number] = modal_basis(family, count, link.length)
         summary = ", ".join(f"link {k}: {n} x{c}" for k, (n, c, _) in self.choices.items())
         super().__init__(arm, bases, description=f"AMM ({summary or 'rigid'})", **engine_options)
+        self._build_options = dict(
+            shape=shape, modes=modes, shapes=shapes, reference=reference_given, **engine_options
+        )
 
 
 def _family(name: str, params: dict) -> shapes.ShapeFamily:
@@ -148,7 +154,7 @@ def _reference(arm: Arm, reference) -> np.ndarray:
             f"reference must hold at least the {arm.n_joints} joint variables, got {np.shape(reference)}"
         )
     for number in arm.translating_links:
-        arm.check_free_length(number, q[number - 1], where="reference: ")
+        check_free_length(arm, number, q[number - 1], where="reference: ")
     return q
 
 
@@ -163,6 +169,4 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
     )
     if name not in allowed:
         raise ValueError(f"{where}: family must be one of {list(allowed)} for a {kind} link, got {name!r}")
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-        raise ValueError(f"{where}: number of modes must be an integer >= 1, got {count!r}")
-    return name, int(count), params
+    return name, check.integer(count, where, "number of modes", minimum=1), params

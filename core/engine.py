@@ -38,11 +38,12 @@ from typing import Literal
 import numpy as np
 import scipy.linalg
 
+from core import validation as check
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
 from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
 from core.flexible_body import FlexibleBody, TranslatingBody
-from core.kinematics import ChainKinematics, TipMap
+from core.kinematics import ChainKinematics, TipMap, check_free_length
 from core.model import Model
 from core.rotations import skew, transpose
 
@@ -81,9 +82,16 @@ class ChainModel(Model):
             raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
         if coulomb not in ("smooth", "sign"):
             raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
-        if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0):
-            raise ValueError(f"coulomb_velocity must be finite and > 0, got {coulomb_velocity!r}")
+        coulomb_velocity = check.positive(coulomb_velocity, "", "coulomb_velocity")
         self.arm = arm
+        #: Constructor arguments besides ``arm``, for :meth:`rebuild`; a backend
+        #: subclass replaces them with its own after calling this constructor.
+        self._build_options = {
+            "bases": bases,
+            "coulomb": coulomb,
+            "coulomb_velocity": coulomb_velocity,
+            "description": description,
+        }
         self.coulomb = coulomb
         self.coulomb_velocity = float(coulomb_velocity)
         self.description = description
@@ -149,6 +157,14 @@ class ChainModel(Model):
         self._K = self._build_stiffness()
         self._D = self._build_damping()
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
+
+    def rebuild(self, arm: Arm) -> ChainModel:
+        """The same discretization on another arm (see :meth:`Model.rebuild`).
+
+        A plain :class:`ChainModel` reuses its bases, so ``arm`` must have the
+        same flexible links and lengths; the backends rebuild their bases.
+        """
+        return type(self)(arm, **self._build_options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -234,7 +250,7 @@ class ChainModel(Model):
     def _free_length(self, q, number: int):
         """Free length l = q_i of translating link ``number`` (checked by the kinematics)."""
         l = q[..., number - 1]
-        self.arm.check_free_length(number, l)
+        check_free_length(self.arm, number, l)
         return l
 
     def elastic_forces(self, q) -> np.ndarray:

@@ -57,6 +57,27 @@ class TipMap:
     translating: bool = False
 
 
+#: A free length may exceed the beam length by this fraction (round-off of
+#: a length computed elsewhere, e.g. a unit conversion).
+FREE_LENGTH_RTOL = 1e-12
+
+
+def check_free_length(arm: Arm, number: int, l, where: str = "") -> None:
+    """Raise ValueError unless the free length l of translating link ``number``
+    lies in (0, length·(1 + FREE_LENGTH_RTOL)].
+
+    ``l`` may be a number or an array (batched or complex configurations: the
+    real parts are checked); ``where`` prefixes the message (e.g. ``"reference: "``).
+    """
+    length = arm.links[number - 1].length
+    values = np.real(np.asarray(l))
+    if np.any(values <= 0) or np.any(values > length * (1 + FREE_LENGTH_RTOL)):
+        got = f"{float(values)!r}" if values.ndim == 0 else f"{values.min()!r}…{values.max()!r}"
+        raise ValueError(
+            f"{where}d{number}: the free length of translating link {number} must lie in (0, {length}] m, got {got}"
+        )
+
+
 @dataclass
 class LinkFrames:
     """Pose and Jacobians of the frames of one link (base coordinates)."""
@@ -124,7 +145,7 @@ class ChainKinematics:
             elif translating:
                 # The hub stays put; the joint variable is the free length.
                 theta, d = joint.theta_offset + 0 * q[:, i], joint.d + 0 * q[:, i]
-                self.arm.check_free_length(i + 1, q[:, i])
+                check_free_length(self.arm, i + 1, q[:, i])
             else:
                 theta, d = joint.theta_offset + 0 * q[:, i], q[:, i] + joint.d
             R_link = R @ rot_z(theta)

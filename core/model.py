@@ -13,6 +13,8 @@ K q is the elastic force ∂V_e/∂q of :meth:`Model.elastic_forces`, which adds
 
 Contract for subclasses — implement the primitives:
 
+``arm``, ``rebuild(arm)``
+    the description discretized, and the same discretization of another arm;
 ``coordinates``, ``n_joints``
     layout (names, numbered from 1 as users see them);
 ``mass_matrix``, ``mass_matrix_derivatives``, ``stiffness_matrix``,
@@ -33,6 +35,7 @@ from typing import Literal
 import numpy as np
 import scipy.linalg
 
+from core.arm import Arm
 from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
 
 #: Forward-dynamics solvers by name; a solver is ``f(model, q, qd, rhs) -> qdd``.
@@ -55,7 +58,16 @@ LINEARIZE_STEP = CENTRAL_STEP
 
 
 class Model(ABC):
-    """A discretized flexible arm (abstract); see the module docstring for the contract."""
+    """A discretized flexible arm (abstract); see the module docstring for the contract.
+
+    Attributes
+    ----------
+    arm : Arm
+        The description the model discretizes (read by analyses, simulations
+        and reports: link data, gravity, translating links).
+    """
+
+    arm: Arm
 
     # -- layout --------------------------------------------------------------
     @property
@@ -82,6 +94,11 @@ class Model(ABC):
     def flex(self) -> slice:
         """Slice of q holding the flexible coordinates."""
         return slice(self.n_joints, self.n_dof)
+
+    @abstractmethod
+    def rebuild(self, arm: Arm) -> Model:
+        """The same backend, discretization and options applied to another ``arm``
+        (e.g. a changed payload or link), as a new model."""
 
     # -- primitives ----------------------------------------------------------
     @abstractmethod

@@ -155,10 +155,9 @@ def simulate(
 def _wave_speeds(model: Model) -> list[tuple[int, float]]:
     """(joint index, √(EI/ρA)) of every translating link (link i sits on joint i);
     the smaller bending stiffness when it bends in two planes."""
-    arm = getattr(model, "arm", None)
     result = []
-    for number in getattr(arm, "translating_links", ()):
-        link = arm.links[number - 1]
+    for number in model.arm.translating_links:
+        link = model.arm.links[number - 1]
         EI = min(link.EI, link.EI_out) if link.EI_out is not None else link.EI
         result.append((number - 1, float(np.sqrt(EI / link.mass_per_length))))
     return result

@@ -34,6 +34,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from core import validation as check
 from fem.assembly import assemble
 from fem.mesh import graded_mesh, uniform_mesh
 
@@ -117,11 +118,9 @@ def beam_frequencies(
     if bc not in _FAMILY_BC:
         raise ValueError(f"bc must be one of {sorted(_FAMILY_BC)}, got {bc!r}")
     for name, value in (("length", length), ("EI", EI), ("mass_per_length", mass_per_length)):
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+        check.positive(value, "", name)
     for name, value in (("tip_mass", tip_mass), ("tip_inertia", tip_inertia)):
-        if not (np.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+        check.nonnegative(value, "", name)
     if bc != "clamped-mass" and (tip_mass or tip_inertia):
         raise ValueError(f"tip_mass and tip_inertia need bc='clamped-mass', got bc={bc!r}")
     nodes = uniform_mesh(length, elements) if grading == 1.0 else graded_mesh(length, elements, grading)

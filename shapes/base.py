@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from core import validation as check
 from shapes.quadrature import gauss_rule
 
 
@@ -89,13 +90,7 @@ class ModalIntegrals:
 
 
 def _check_modes(n: Any) -> int:
-    try:
-        count = operator.index(n)
-    except TypeError:
-        raise TypeError(f"number of modes must be an integer, got {n!r}") from None
-    if count < 1:
-        raise ValueError(f"number of modes must be >= 1, got {count}")
-    return count
+    return check.integer(n, "", "number of modes", minimum=1)
 
 
 def _check_eta(eta: Any) -> np.ndarray:
@@ -207,8 +202,7 @@ class ShapeFamily(ABC):
     def frequencies(self, n: int, *, EI: float, mass_per_length: float, length: float) -> np.ndarray:
         """Natural frequencies ω_k = β_k² √(EI / (ρA L⁴)) [rad/s], shape (n,)."""
         for field, value in (("EI", EI), ("mass_per_length", mass_per_length), ("length", length)):
-            if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value > 0):
-                raise ValueError(f"{field} must be a finite number > 0, got {value!r}")
+            check.positive(value, "", field)
         return self.betas(n) ** 2 * np.sqrt(EI / (mass_per_length * length**4))
 
     def boundary_residuals(self, n: int) -> np.ndarray:

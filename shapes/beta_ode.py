@@ -25,7 +25,6 @@ followed three ways (:data:`TRACKERS`):
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicHermiteSpline
 
+from core import validation as check
 from shapes.base import _check_modes
 from shapes.clamped import ClampedMass
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
@@ -46,19 +46,11 @@ ODE_ATOL = 1e-12
 
 
 def _positive(field: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise ValueError(f"{field} must be a number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{field} must be finite and > 0, got {value!r}")
-    return float(value)
+    return check.positive(value, "", field)
 
 
 def _non_negative(field: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise ValueError(f"{field} must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{field} must be finite and >= 0, got {value!r}")
-    return float(value)
+    return check.nonnegative(value, "", field)
 
 
 class BetaODE(ClampedMass):

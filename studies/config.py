@@ -199,14 +199,9 @@ def _link(index: int, data: dict[str, Any]) -> Link:
 
 def _table(cls, data: dict[str, Any], where: str):
     try:
-        return cls._from_dict(data, where)
+        return cls.from_dict(data, where)
     except ValueError as error:
-        message = str(error)
-        if message.startswith(where):
-            raise ConfigError(message) from None
-        for subject in ("link: ", "joint: ", "payload: ", "lumped mass: ", "damping: "):
-            message = message.removeprefix(subject)
-        raise ConfigError(f"{where}: {message}") from None
+        raise ConfigError(str(error)) from None
 
 
 def expand_cases(config: StudyConfig) -> list[dict[str, Any]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -102,10 +104,4 @@ def test_linearized_frequencies_are_real_and_non_negative(backend, data):
 
 
 def rebuild_without_gravity(model):
-    from fem import FiniteElementModel
-
-    arm = model.arm
-    arm = type(arm)(arm.joints, arm.links, arm.payload, (0.0, 0.0, 0.0), arm.is_planar, arm.tip_rotation)
-    if isinstance(model, FiniteElementModel):
-        return FiniteElementModel(arm, elements=model.elements, frame=model.frames)
-    return AssumedModesModel(arm, shapes=dict(model.choices))
+    return model.rebuild(dataclasses.replace(model.arm, gravity=(0.0, 0.0, 0.0)))

@@ -297,7 +297,7 @@ def test_bad_inputs_name_the_problem():
         AssumedModesModel(arm, shapes={1: ("clamped-free", 0)})
     with pytest.raises(ValueError, match=r"shapes: links \[2\] are not flexible"):
         AssumedModesModel(arm, shapes={2: ("clamped-free", 2)})
-    with pytest.raises(ValueError, match=r"link 1: .*mass_ratio must be finite and >= 0"):
+    with pytest.raises(ValueError, match=r"link 1: .*mass_ratio must be >= 0"):
         AssumedModesModel(arm, shapes={1: ("clamped-mass", 2, {"mass_ratio": -1.0})})
     model = AssumedModesModel(arm)
     with pytest.raises(ValueError, match="solver must be one of"):

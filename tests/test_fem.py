@@ -130,7 +130,7 @@ def test_well_conditioned_solver_keeps_digits_where_the_assembled_matrix_loses_t
 def test_beam_frequencies_rejects_bad_input():
     with pytest.raises(ValueError, match="bc must be one of"):
         fem.beam_frequencies(1.0, 1.0, 1.0, 4, bc="free-free")
-    with pytest.raises(ValueError, match=r"EI must be finite and > 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"EI must be > 0, got -1.0"):
         fem.beam_frequencies(1.0, -1.0, 1.0, 4)
     with pytest.raises(ValueError, match="need bc='clamped-mass'"):
         fem.beam_frequencies(1.0, 1.0, 1.0, 4, tip_mass=1.0)
