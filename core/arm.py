@@ -836,6 +836,14 @@ class Arm(_Description):
             if link.is_flexible and joint.kind == "prismatic"
         )
 
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the joint variables, as every model names its first coordinates:
+        ``theta<i>`` (revolute) or ``d<i>`` (prismatic), i from 1."""
+        return tuple(
+            f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(self.joints, start=1)
+        )
+
     def home(self) -> np.ndarray:
         """The default joint configuration: all joint variables zero, except the
         free length of each translating link, which is fully extended (l = L)."""

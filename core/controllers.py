@@ -1,7 +1,11 @@
 """Joint controllers (SPEC §7). One registry, :data:`CONTROLLERS`.
 
 A controller is called as ``controller(t, q, qd, model, reference)`` and
-returns the joint inputs τ, shape (n_joints,). ``reference`` is
+returns the joint inputs τ, shape (n_joints,). Every registered controller
+builds itself for an arm with ``from_config(arm, *, kp, kd)`` (gains [N·m/rad,
+N·m·s/rad], scalars or one per joint); study configs take their
+``controller.kind`` values and this signature from the registry, so a new
+controller is added here and nowhere else. ``reference`` is
 ``(q_d, qd_d, qdd_d)`` of the trajectory at t (joint coordinates), or None
 when the simulation has no trajectory (then regulation to the initial
 configuration is the caller's choice: pass a constant trajectory).
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.arm import Arm
 from core.model import Model
 
 Reference = tuple[np.ndarray, np.ndarray, np.ndarray] | None
@@ -46,6 +51,16 @@ class FeedForward:
         return np.asarray(self.torque(t, reference), dtype=float)
 
     @classmethod
+    def from_config(
+        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
+    ) -> FeedForward:
+        """Rigid inverse dynamics of ``arm``'s rigid equivalent (gains unused)."""
+        from core.engine import ChainModel
+        from core.rigid import rigid_equivalent
+
+        return cls.rigid_inverse_dynamics(ChainModel(rigid_equivalent(arm), {}))
+
+    @classmethod
     def rigid_inverse_dynamics(cls, rigid_model: Model) -> FeedForward:
         """τ = M(q_d) q̈_d + C q̇_d + D q̇_d + G(q_d) of ``rigid_model`` (no flexible coordinates)."""
         if rigid_model.n_dof != rigid_model.n_joints:
@@ -75,6 +90,11 @@ class PD:
 
     kp: object
     kd: object
+
+    @classmethod
+    def from_config(cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0) -> PD:
+        """PD on the joint coordinates with gains kp, kd."""
+        return cls(kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, _ = _need(reference, "PD")
@@ -114,6 +134,18 @@ class ComputedTorque:
     kp: object
     kd: object
 
+    @classmethod
+    def from_config(
+        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
+    ) -> ComputedTorque:
+        """Computed torque; refused for an arm with flexible links (use decoupling)."""
+        if arm.flexible_links:
+            raise ValueError(
+                f"computed-torque acts on rigid models; this arm has flexible links {list(arm.flexible_links)} "
+                "(use decoupling)"
+            )
+        return cls(kp=kp, kd=kd)
+
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         if model.n_dof != model.n_joints:
             raise ValueError("ComputedTorque acts on rigid models; use Decoupling for flexible ones")
@@ -126,22 +158,29 @@ class ComputedTorque:
 @dataclass(frozen=True)
 class Decoupling:
     """Model-based decoupling (SPEC §7): the joint errors e = q_r − q_d obey
-    ë + G_v ė + G_p e = 0 exactly, whatever the flexible coordinates do; they
+    ë + k_d ė + k_p e = 0 exactly (G_v = k_d, G_p = k_p in SPEC §7), whatever the flexible coordinates do; they
     obey M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r (clamped frames)."""
 
-    Gp: object
-    Gv: object
+    kp: object
+    kd: object
+
+    @classmethod
+    def from_config(
+        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
+    ) -> Decoupling:
+        """Decoupling with error dynamics ë + kd ė + kp e = 0."""
+        return cls(kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, qdd_d = _need(reference, "decoupling")
         n = model.n_joints
         e, e_dot = q[:n] - q_d, qd[:n] - qd_d
-        u = qdd_d - _gains("Gv", self.Gv, n) * e_dot - _gains("Gp", self.Gp, n) * e
+        u = qdd_d - _gains("kd", self.kd, n) * e_dot - _gains("kp", self.kp, n) * e
         return _joint_acceleration_law(model, q, qd, u)
 
 
-#: Controllers by name (study configs).
-CONTROLLERS = {
+#: Controllers by config name; each has ``from_config(arm, *, kp, kd)``.
+CONTROLLERS: dict[str, type] = {
     "feed-forward": FeedForward,
     "pd": PD,
     "computed-torque": ComputedTorque,

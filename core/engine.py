@@ -96,7 +96,7 @@ class ChainModel(Model):
         self.coulomb_velocity = float(coulomb_velocity)
         self.description = description
         n_joints = arm.n_joints
-        names = [f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(arm.joints, start=1)]
+        names = list(arm.joint_names)
         self.bases: dict[int, BeamBasis | TranslatingBasis] = {}
         self.bodies: dict[int, FlexibleBody | TranslatingBody] = {}
         self.translating = arm.translating_links

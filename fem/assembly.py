@@ -17,19 +17,18 @@ from typing import Literal
 import numpy as np
 import scipy.sparse
 
-from core.basis import BeamBasis
+from core.basis import FRAMES, BeamBasis
 from fem.element import element_matrices, hermite
-
-BOUNDARY_CONDITIONS = ("clamped", "pinned")
 
 
 def constrained_dofs(elements: int, bc: str) -> list[int]:
-    """Indices of the global degrees of freedom removed by the boundary conditions."""
+    """Indices of the global degrees of freedom removed by the boundary conditions
+    of frame ``bc`` (one of :data:`core.basis.FRAMES`)."""
     if bc == "clamped":
         return [0, 1]
     if bc == "pinned":
         return [0, 2 * elements]
-    raise ValueError(f"boundary condition must be one of {BOUNDARY_CONDITIONS}, got {bc!r}")
+    raise ValueError(f"boundary condition must be one of {FRAMES}, got {bc!r}")
 
 
 def assemble(nodes: np.ndarray) -> dict[str, object]:

@@ -34,13 +34,16 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+import shapes
 from core import validation as check
 from fem.assembly import assemble
 from fem.mesh import graded_mesh, uniform_mesh
 
 #: Below this many unknowns H is formed densely and solved with ``eigh``.
 DENSE_LIMIT = 64
-_FAMILY_BC = {"clamped-free": "clamped", "clamped-mass": "clamped", "pinned-pinned": "pinned"}
+#: The boundary conditions this solver handles, by shape-family name (the frame each implies is
+#: the family's ``frame``).
+BOUNDARY_CONDITIONS = ("clamped-free", "clamped-mass", "pinned-pinned")
 
 
 class _RelativeCoordinates:
@@ -115,8 +118,8 @@ def beam_frequencies(
     Identical (in exact arithmetic) to the eigenvalues of the assembled
     Hermite model; see the module docstring for how they are computed.
     """
-    if bc not in _FAMILY_BC:
-        raise ValueError(f"bc must be one of {sorted(_FAMILY_BC)}, got {bc!r}")
+    if bc not in BOUNDARY_CONDITIONS:
+        raise ValueError(f"bc must be one of {sorted(BOUNDARY_CONDITIONS)}, got {bc!r}")
     for name, value in (("length", length), ("EI", EI), ("mass_per_length", mass_per_length)):
         check.positive(value, "", name)
     for name, value in (("tip_mass", tip_mass), ("tip_inertia", tip_inertia)):
@@ -127,7 +130,7 @@ def beam_frequencies(
     unknowns = 2 * elements
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= unknowns:
         raise ValueError(f"n must be an integer in [1, {unknowns}] for this mesh, got {n!r}")
-    coordinates = _RelativeCoordinates(nodes, pinned=_FAMILY_BC[bc] == "pinned")
+    coordinates = _RelativeCoordinates(nodes, pinned=shapes.FAMILIES[bc].frame == "pinned")
     tip = np.zeros(2 * (elements + 1))
     tip[-2:] = tip_mass, tip_inertia
     mass = (mass_per_length * assemble(nodes)["mass"] + scipy.sparse.diags(tip)).tocsr()

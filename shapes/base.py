@@ -16,12 +16,14 @@ with μ = M/(ρA L), j = J/(ρA L³) the tip mass and tip rotary inertia ratios
 conditions the stiffness integrals are then diagonal,
 ∫₀¹ φ_i'' φ_j'' dη = β_i⁴ δ_ij.
 
-Subclasses implement three hooks:
+Subclasses set ``name`` and ``frame`` and implement five hooks:
 
 ``_roots(n)``
     the first ``n`` roots β_k, strictly increasing;
-``_coefficients(betas)``
+``_coefficients_for(betas)``
     whatever per-mode data ``_evaluate`` needs, computed once and cached;
+``_slice_coefficients(coefficients, n)``
+    those data for the first ``n`` modes;
 ``_evaluate(eta, betas, coefficients, derivative)``
     d^m φ_k/dη^m at the points ``eta`` for each mode, shape (n, len(eta));
 ``_boundary_residuals(betas, coefficients)``
@@ -116,6 +118,11 @@ class ShapeFamily(ABC):
 
     #: Registry name, e.g. ``"clamped-free"``.
     name: ClassVar[str]
+    #: The link frame the boundary conditions imply (SPEC §5), one of
+    #: ``core.basis.FRAMES``: ``"clamped"`` (w = w' = 0 at the joint, frame
+    #: tangent to the beam) or ``"pinned"`` (w = 0 at both ends, chord frame).
+    #: The FEM frame that reproduces a family is this value.
+    frame: ClassVar[str]
 
     def __init__(self) -> None:
         self._betas = np.empty(0)

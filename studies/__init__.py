@@ -1,3 +1,5 @@
-"""Study runner, config schema, reports and the ``flexlink`` CLI (filled by the
-study-runner issue). Nothing is implemented here yet.
+"""Studies from a config file: schema (:mod:`studies.config`), the sweep's
+discretizations (:mod:`studies.discretizations`), study kinds
+(:mod:`studies.kinds`), the runner with its executors, reports and plots, and
+the ``flexlink`` command line (:mod:`studies.cli`).
 """

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from core.presets import PRESETS
 from studies.config import expand_cases, load_config
+from studies.discretizations import normalize_columns
 from studies.errors import ConfigError
-from studies.models import discretization_label
 from studies.tables import markdown_table
 
 EXAMPLES_PACKAGE = "studies.configs"
@@ -100,8 +100,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         )
         import pandas as pd
 
-        frame = pd.DataFrame(cases)[["case", "backend", "shape", "modes", "elements"]]
-        frame["discretization"] = [discretization_label(c) for c in cases]
+        frame = normalize_columns(pd.DataFrame([case.columns() for case in cases]))
+        frame["discretization"] = [case.discretization.label for case in cases]
         print(markdown_table(frame))
         return 0
     if args.command == "verify":

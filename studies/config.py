@@ -9,20 +9,27 @@ everywhere a user sees numbers: ``sweep.modes[3]: must be >= 1, got 0``.
 
 from __future__ import annotations
 
-import itertools
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    StrictInt,
+    ValidationError,
+    create_model,
+    field_validator,
+)
 
+from amm.model import FIXED_LENGTH_FAMILIES
 from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
+from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
-
-#: The FEM frame that reproduces each AMM family's boundary conditions.
-FEM_FRAME = {"clamped-free": "clamped", "clamped-mass": "clamped", "pinned-pinned": "pinned"}
 
 
 class _Section(BaseModel):
@@ -66,13 +73,20 @@ class ArmSection(_Section):
         return value
 
 
-class SweepSection(_Section):
-    backends: list[Literal["amm", "fem"]] = Field(default=["amm"], min_length=1)
-    shapes: list[Literal["clamped-free", "pinned-pinned", "clamped-mass"]] = Field(
-        default=["clamped-free"], min_length=1
-    )
-    modes: list[PositiveInt] = Field(default=[2], min_length=1)
-    elements: list[PositiveInt] = Field(default=[4], min_length=1)
+#: A refinement count: a strict integer (``true`` is not 1) > 0.
+Size = Annotated[StrictInt, Field(gt=0)]
+
+#: ``[sweep]``: backends and shape families from their registries, one size list per backend.
+SweepSection = create_model(
+    "SweepSection",
+    __base__=_Section,
+    backends=(list[Literal[tuple(BACKENDS)]], Field(default=["amm"], min_length=1)),
+    shapes=(list[Literal[FIXED_LENGTH_FAMILIES]], Field(default=["clamped-free"], min_length=1)),
+    **{
+        backend.size_column: (list[Size], Field(default=list(backend.default_sizes), min_length=1))
+        for backend in BACKENDS.values()
+    },
+)
 
 
 class ReportSection(_Section):
@@ -143,10 +157,14 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
 
     kind = KINDS[config.study.kind]
     try:
-        kind.analysis_schema.model_validate(config.analysis)
+        analysis = kind.analysis_schema.model_validate(config.analysis)
     except ValidationError as error:
         raise _validation_error(error, "analysis") from None
-    build_arm(config.arm)  # arm errors surface at load time
+    arm = build_arm(config.arm)  # arm errors surface at load time
+    try:
+        kind.validate(arm, analysis)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     return config
 
 
@@ -204,23 +222,14 @@ def _table(cls, data: dict[str, Any], where: str):
         raise ConfigError(str(error)) from None
 
 
-def expand_cases(config: StudyConfig) -> list[dict[str, Any]]:
-    """The independent cases of the sweep, in a fixed order.
+def expand_cases(config: StudyConfig) -> list[Case]:
+    """The independent cases of the sweep, in a fixed order, numbered from 1.
 
-    AMM: one case per (shape, modes). FEM: one case per (frame, elements),
-    the frame being the one that matches each requested shape family; the
-    ``shape`` column then holds the frame (``clamped`` / ``pinned``).
+    Backend by backend (:data:`~studies.discretizations.BACKENDS`), then shape,
+    then size: AMM one case per (family, modes), FEM one per (frame, elements),
+    the frame being the one each requested family implies.
     """
-    cases: list[dict[str, Any]] = []
     sweep = config.sweep
-    for backend in sweep.backends:
-        if backend == "amm":
-            for shape, modes in itertools.product(sweep.shapes, sweep.modes):
-                cases.append({"backend": "amm", "shape": shape, "modes": modes, "elements": 0})
-        else:
-            frames = list(dict.fromkeys(FEM_FRAME[s] for s in sweep.shapes))
-            for frame, elements in itertools.product(frames, sweep.elements):
-                cases.append({"backend": "fem", "shape": frame, "modes": 0, "elements": elements})
-    for number, case in enumerate(cases, start=1):
-        case["case"] = number
-    return cases
+    sizes = {backend.size_column: getattr(sweep, backend.size_column) for backend in BACKENDS.values()}
+    found = discretizations(sweep.backends, sweep.shapes, sizes)
+    return [Case(number, d) for number, d in enumerate(found, start=1)]

@@ -134,7 +134,7 @@ def test_decoupling_controller_imposes_the_joint_error_law(shape):
         model,
         (0, 0.6),
         q0,
-        controller=Decoupling(Gp=omega**2, Gv=2 * omega),
+        controller=Decoupling(kp=omega**2, kd=2 * omega),
         trajectory=trajectory,
         method="DOP853",
         rtol=1e-10,
@@ -153,7 +153,7 @@ def test_decoupling_law_equals_the_spec_formula_for_clamped_frames():
     rng = np.random.default_rng(2)
     q, qd = rng.normal(size=model.n_dof) * 0.1, rng.normal(size=model.n_dof)
     reference = (np.array([0.1, 0.2]), np.array([0.3, -0.1]), np.array([1.0, 2.0]))
-    controller = Decoupling(Gp=25.0, Gv=10.0)
+    controller = Decoupling(kp=25.0, kd=10.0)
     tau = controller(0.0, q, qd, model, reference)
     M = model.mass_matrix(q)
     h = model.coriolis_matrix(q, qd) @ qd + model.damping_matrix(q) @ qd + model.gravity_forces(q)

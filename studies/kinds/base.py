@@ -10,26 +10,36 @@ import pandas as pd
 from pydantic import BaseModel
 
 from core.arm import Arm
+from studies.discretizations import Case
 
 
 class StudyKind(ABC):
     """One kind of study.
 
-    Subclasses set ``name`` and ``analysis_schema`` and implement the two hooks.
-    ``run_case`` must be a pure function of its arguments (it runs in worker
-    processes and on Dask workers) and return rows whose columns are the same
-    for every case of a study.
+    Subclasses set ``name`` and ``analysis_schema`` and implement ``run_case``
+    and ``report``; register an instance in :data:`studies.kinds.KINDS` (the
+    config's ``study.kind`` values come from that registry). ``run_case`` must
+    be a pure function of its arguments (it runs in worker processes and on
+    Dask workers) and return rows that start with ``case.columns()`` and have
+    the same columns for every case of a study.
     """
 
     name: ClassVar[str]
     analysis_schema: ClassVar[type[BaseModel]]
 
-    @abstractmethod
-    def run_case(self, arm: Arm, case: dict[str, Any], analysis: BaseModel) -> list[dict[str, Any]]:
-        """Rows for one case; each row starts with the case's sweep columns."""
+    def validate(self, arm: Arm, analysis: BaseModel) -> None:
+        """Refuse (ValueError naming the ``analysis.…`` key and the value) what can be
+        checked before any case runs; default: nothing beyond the schema."""
+        return None
 
     @abstractmethod
-    def report(self, results: pd.DataFrame, analysis: BaseModel, folder: Path, plots: bool) -> list[str]:
+    def run_case(self, arm: Arm, case: Case, analysis: BaseModel) -> list[dict[str, Any]]:
+        """Rows for one case; each row starts with ``case.columns()``."""
+
+    @abstractmethod
+    def report(
+        self, results: pd.DataFrame, arm: Arm, analysis: BaseModel, folder: Path, plots: bool
+    ) -> list[str]:
         """Markdown sections for summary.md (tables, links to the plots written to ``folder``).
 
         ``results`` holds the rows of every successful case. Extra CSV tables
@@ -41,7 +51,7 @@ class StudyKind(ABC):
         """Columns that need every case (references, errors); default: none added."""
         return results
 
-    def tables(self, results: pd.DataFrame, analysis: BaseModel) -> dict[str, pd.DataFrame]:
+    def tables(self, results: pd.DataFrame, arm: Arm, analysis: BaseModel) -> dict[str, pd.DataFrame]:
         """Key tables for summary.md and LaTeX, by name (default: none beyond the results)."""
         return {}
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ConfigDict, PositiveInt
 
+from studies.discretizations import BACKENDS, joint_configuration, per_case
 from studies.kinds.base import StudyKind
 from studies.kinds.frequencies import FrequencyAnalysis, add_references, frequency_rows
 from studies.plots import convergence_plot
@@ -29,7 +30,7 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (backend, shape, mode), group in results.groupby(["backend", "shape", "mode"], sort=True):
-        size = group["modes"] if backend == "amm" else group["elements"]
+        size = group[BACKENDS[backend].size_column]
         error = group["rel_error"].abs()
         keep = error > FIT_FLOOR
         rate = np.nan
@@ -45,20 +46,22 @@ class Convergence(StudyKind):
     name = "convergence"
     analysis_schema = ConvergenceAnalysis
 
+    def validate(self, arm, analysis):
+        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+
     def run_case(self, arm, case, analysis):
         return frequency_rows(arm, case, analysis)
 
     def finalize(self, results, arm, analysis):
         return add_references(results, arm, analysis)
 
-    def tables(self, results, analysis):
-        wide = results.pivot_table(
-            index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_error"
-        )
-        wide.columns = [f"rel_error_{k}" for k in wide.columns]
-        return {"relative errors": wide.reset_index(), "fitted convergence rates": fitted_rates(results)}
+    def tables(self, results, arm, analysis):
+        return {
+            "relative errors": per_case(results, "mode", "rel_error", "rel_error_"),
+            "fitted convergence rates": fitted_rates(results),
+        }
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         rates = fitted_rates(results)
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "

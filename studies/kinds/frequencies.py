@@ -10,8 +10,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from core.arm import Arm
+from studies.discretizations import Case, finest_case, joint_configuration, label_of, per_case
 from studies.kinds.base import StudyKind
-from studies.models import build_model, discretization_label, finest_case
 from studies.references import exact_locked_frequencies
 
 
@@ -26,35 +26,22 @@ class FrequencyAnalysis(BaseModel):
     n_frequencies: PositiveInt = 5
 
 
-def joint_configuration(arm: Arm, analysis: FrequencyAnalysis) -> np.ndarray:
-    values = arm.home() if analysis.configuration is None else np.array(analysis.configuration)
-    if values.shape != (arm.n_joints,):
-        raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {values.size}")
-    return values
-
-
-def frequency_rows(arm: Arm, case: dict[str, Any], analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
-    joints = joint_configuration(arm, analysis)
-    model = build_model(arm, case, reference=joints)
-    q = np.zeros(model.n_dof)
+def frequency_rows(arm: Arm, case: Case, analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
+    joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
+    model = case.discretization.build(arm, reference=joints)
+    q = model.home()
     q[: arm.n_joints] = joints
     omega = model.natural_frequencies(q, analysis.joints)
-    rows = []
-    for k, w in enumerate(omega[: analysis.n_frequencies], start=1):
-        rows.append(
-            {
-                **sweep_columns(case),
-                "n_dof": model.n_dof,
-                "mode": k,
-                "omega": float(w),
-                "hz": float(w / (2 * np.pi)),
-            }
-        )
-    return rows
-
-
-def sweep_columns(case: dict[str, Any]) -> dict[str, Any]:
-    return {key: case[key] for key in ("case", "backend", "shape", "modes", "elements")}
+    return [
+        {
+            **case.columns(),
+            "n_dof": model.n_dof,
+            "mode": k,
+            "omega": float(w),
+            "hz": float(w / (2 * np.pi)),
+        }
+        for k, w in enumerate(omega[: analysis.n_frequencies], start=1)
+    ]
 
 
 def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
@@ -73,7 +60,7 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis)
     else:
         finest = finest_case(results)
         reference = results[results["case"] == finest].set_index("mode")["omega"]
-        label = discretization_label(results[results["case"] == finest].iloc[0].to_dict())
+        label = label_of(results[results["case"] == finest].iloc[0])
         results["reference"] = results["mode"].map(reference)
         results["reference_source"] = f"finest: {label}"
     results["rel_error"] = (results["omega"] - results["reference"]) / results["reference"]
@@ -84,19 +71,18 @@ class Frequencies(StudyKind):
     name = "frequencies"
     analysis_schema = FrequencyAnalysis
 
+    def validate(self, arm, analysis):
+        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+
     def run_case(self, arm, case, analysis):
         return frequency_rows(arm, case, analysis)
 
     def finalize(self, results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
         return add_references(results, arm, analysis)
 
-    def tables(self, results, analysis):
-        wide = results.pivot_table(
-            index=["backend", "shape", "modes", "elements"], columns="mode", values="omega"
-        )
-        wide.columns = [f"omega_{k}" for k in wide.columns]
-        return {"frequencies [rad/s]": wide.reset_index()}
+    def tables(self, results, arm, analysis):
+        return {"frequencies [rad/s]": per_case(results, "mode", "omega", "omega_")}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         source = results["reference_source"].iloc[0]
         return [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]

@@ -9,21 +9,20 @@ the peak frequencies of the tip acceleration.
 
 from __future__ import annotations
 
+import inspect
+import typing
 from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, create_model
 
-from core.controllers import PD, ComputedTorque, Decoupling, FeedForward
-from core.engine import ChainModel
-from core.rigid import rigid_equivalent
-from core.simulation import METHODS, simulate
-from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
+from core.controllers import CONTROLLERS
+from core.simulation import ATOL, METHODS, RTOL, simulate
+from core.trajectories import TRAJECTORIES
+from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
 from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, finest_case
 from studies.plots import time_plot
 
 
@@ -31,87 +30,96 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CycloidalTrajectory(_Strict):
-    kind: Literal["cycloidal"]
-    k: list[float]
-    T: list[PositiveFloat]
+def _parameters(function) -> dict[str, tuple]:
+    """pydantic fields from the keyword-only parameters of ``function`` (its
+    annotations and defaults): a registered class's ``from_config`` is its schema."""
+    hints = typing.get_type_hints(function)
+    fields = {}
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+            fields[parameter.name] = (hints[parameter.name], default)
+    return fields
 
 
-class BlendTrajectory(_Strict):
-    kind: Literal["parabolic-blend"]
-    q_end: list[float]
-    T: PositiveFloat
-    blend: PositiveFloat
+def _trajectory_spec(name: str, cls: type) -> type[BaseModel]:
+    return create_model(
+        f"{cls.__name__}Spec", __base__=_Strict, kind=(Literal[name], ...), **_parameters(cls.from_config)
+    )
 
 
-class CircleTrajectory(_Strict):
-    kind: Literal["circle"]
-    center: tuple[float, float]
-    radius: PositiveFloat
-    omega: float
-    elbow: Literal[1, -1] = -1
+#: ``analysis.trajectory``: one table form per registered trajectory, told apart by ``kind``.
+TrajectorySpec = Annotated[
+    typing.Union[tuple(_trajectory_spec(name, cls) for name, cls in TRAJECTORIES.items())],  # noqa: UP007
+    Field(discriminator="kind"),
+]
 
-
-class ControllerSpec(_Strict):
-    kind: Literal["none", "feed-forward", "pd", "computed-torque", "decoupling"] = "none"
-    kp: float | list[float] = 0.0
-    kd: float | list[float] = 0.0
+#: ``analysis.controller``: ``kind`` is "none" or a registered controller; the gains
+#: are the keyword parameters every registered ``from_config`` takes.
+ControllerSpec = create_model(
+    "ControllerSpec",
+    __base__=_Strict,
+    kind=(Literal[("none", *CONTROLLERS)], "none"),
+    **_parameters(next(iter(CONTROLLERS.values())).from_config),
+)
 
 
 class SimulationAnalysis(_Strict):
     t_end: PositiveFloat
     q0: list[float] | None = None  # initial joint variables; default: the trajectory's start, else Arm.home()
-    trajectory: Annotated[
-        CycloidalTrajectory | BlendTrajectory | CircleTrajectory | None, Field(discriminator="kind")
-    ] = None
+    trajectory: TrajectorySpec | None = None
     controller: ControllerSpec = ControllerSpec()
     method: Literal[METHODS] = "Radau"  # type: ignore[valid-type]
-    rtol: PositiveFloat = 1e-7
-    atol: PositiveFloat = 1e-9
+    rtol: PositiveFloat = RTOL
+    atol: PositiveFloat = ATOL
     output_points: PositiveInt = 201
     spectrum: bool = False
 
 
 def _trajectory(spec, arm, q0):
+    """The registered trajectory of ``spec`` starting at ``q0`` (None without one)."""
     if spec is None:
         return None
-    if spec.kind == "cycloidal":
-        return Cycloidal(k=tuple(spec.k), T=tuple(spec.T), q0=tuple(q0))
-    if spec.kind == "parabolic-blend":
-        return ParabolicBlend(q_start=tuple(q0), q_end=tuple(spec.q_end), T=spec.T, blend=spec.blend)
-    if arm.n_joints != 2:
-        raise ValueError("analysis.trajectory: the circle needs a two-joint planar arm")
-    lengths = tuple(link.length for link in arm.links)
-    return CartesianCircle(
-        center=spec.center, radius=spec.radius, omega=spec.omega, lengths=lengths, elbow=spec.elbow
-    )
+    parameters = spec.model_dump(exclude={"kind"})
+    try:
+        return TRAJECTORIES[spec.kind].from_config(arm, q0, **parameters)
+    except ValueError as error:
+        raise ValueError(f"analysis.trajectory: {error}") from None
 
 
-def _controller(spec: ControllerSpec, arm):
+def _controller(spec, arm):
+    """The registered controller of ``spec`` for ``arm`` (None for "none")."""
     if spec.kind == "none":
         return None
-    if spec.kind == "feed-forward":
-        return FeedForward.rigid_inverse_dynamics(ChainModel(rigid_equivalent(arm), {}))
-    if spec.kind == "pd":
-        return PD(kp=spec.kp, kd=spec.kd)
-    if spec.kind == "computed-torque":
-        return ComputedTorque(kp=spec.kp, kd=spec.kd)
-    return Decoupling(Gp=spec.kp, Gv=spec.kd)
+    try:
+        return CONTROLLERS[spec.kind].from_config(arm, **spec.model_dump(exclude={"kind"}))
+    except ValueError as error:
+        raise ValueError(f"analysis.controller: {error}") from None
+
+
+def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
+    """(q0 of the joints, trajectory): ``analysis.q0``, else the trajectory's start, else ``arm.home()``."""
+    q0 = joint_configuration(arm, analysis.q0, "analysis.q0")
+    trajectory = _trajectory(analysis.trajectory, arm, q0)
+    if trajectory is not None and analysis.q0 is None:
+        q0 = trajectory.evaluate(0.0)[0]
+        if q0.shape != (arm.n_joints,):
+            raise ValueError(f"analysis.trajectory: needs {arm.n_joints} joint values, got {q0.size}")
+    return q0, trajectory
 
 
 class Simulation(StudyKind):
     name = "simulation"
     analysis_schema = SimulationAnalysis
 
+    def validate(self, arm, analysis):
+        _initial_joints(arm, analysis)
+        _controller(analysis.controller, arm)
+
     def run_case(self, arm, case, analysis):
-        q0_joints = arm.home() if analysis.q0 is None else np.array(analysis.q0, dtype=float)
-        if q0_joints.shape != (arm.n_joints,):
-            raise ValueError(f"analysis.q0: needs {arm.n_joints} joint values, got {q0_joints.size}")
-        trajectory = _trajectory(analysis.trajectory, arm, q0_joints)
-        if trajectory is not None and analysis.q0 is None:
-            q0_joints = trajectory.evaluate(0.0)[0]
-        model = build_model(arm, case, reference=q0_joints)
-        q0 = np.zeros(model.n_dof)
+        q0_joints, trajectory = _initial_joints(arm, analysis)
+        model = case.discretization.build(arm, reference=q0_joints)
+        q0 = model.home()
         q0[: arm.n_joints] = q0_joints
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
         frame = simulate(
@@ -125,22 +133,20 @@ class Simulation(StudyKind):
             atol=analysis.atol,
             t_eval=times,
         )
-        for key, value in sweep_columns(case).items():
+        for key, value in reversed(case.columns().items()):
             frame.insert(0, key, value)
         frame["n_dof"] = model.n_dof
         for key in ("nfev", "njev", "nlu"):  # deterministic; the wall time goes to the manifest
             frame[key] = frame.attrs[key]
         return frame.to_dict("records")
 
-    def tables(self, results, analysis):
+    def tables(self, results, arm, analysis):
         rows = []
         reference = results[results["case"] == finest_case(results)]
-        joints = [
-            c for c in results.columns if c.startswith(("theta", "d")) and c[-1].isdigit() and "_" not in c
-        ]
+        joints = list(arm.joint_names)
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
         for _, group in results.groupby("case"):
-            row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}
+            row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
             for column in tips:
                 row[f"max_abs_{column}"] = group[column].abs().max()
             row["max_joint_diff_to_finest"] = (
@@ -163,7 +169,7 @@ class Simulation(StudyKind):
         costs["wall_s_per_simulated_s"] = costs["wall_time_s"] / analysis.t_end
         return costs
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         text = [
             f"{analysis.t_end} s, controller {analysis.controller.kind}, trajectory "
             f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
@@ -171,11 +177,7 @@ class Simulation(StudyKind):
             "(most coordinates; same output times)."
         ]
         if plots:
-            joints = [
-                c
-                for c in results.columns
-                if c[-1].isdigit() and c.startswith(("theta", "d")) and "_" not in c
-            ]
+            joints = list(arm.joint_names)
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
             taus = [c for c in results.columns if c.startswith("tau")]
             names = time_plot(
@@ -195,7 +197,7 @@ def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:
     for _, group in results.groupby("case"):
         t = group["time"].to_numpy()
         dt = t[1] - t[0]
-        row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}
+        row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
         for axis in ("tip_x", "tip_y"):
             acceleration = np.gradient(np.gradient(group[axis].to_numpy(), dt), dt)
             acceleration = acceleration - acceleration.mean()

@@ -11,7 +11,7 @@ symmetry         max|M − Mᵀ| / max|M|                            ≤ toleran
 definiteness     λ_min(M) / λ_max(M)                             > 0
 skew             max|(Ṁ − 2C) + (Ṁ − 2C)ᵀ| / (max|M| max|q̇|)     ≤ fd_tolerance
 power            |d(T+V)/dt − q̇ᵀB(τ+τ_c) + q̇ᵀDq̇| / scale          ≤ fd_tolerance
-energy           max |E(t) − E(0)| / |E(0)| over ``simulate`` s   ≤ energy_tolerance
+energy           ``core.energy_drift`` over ``simulate`` s        ≤ energy_tolerance
 ================ ============================================== =====================
 
 Ṁ is taken by central differences (step 1e-6), independent of the model's
@@ -28,11 +28,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
-from scipy.integrate import solve_ivp
 
+from core.simulation import energy_drift, simulate
+from studies.discretizations import finest_case, label_of, per_case
 from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, discretization_label, finest_case
 
 
 class VerifyAnalysis(BaseModel):
@@ -87,25 +86,15 @@ def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
 
 
 def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
+    """:func:`core.simulation.energy_drift` of an unforced, undamped simulation
+    (DOP853 at the default tolerances) from a random state; None when skipped."""
     if analysis.simulate == 0 or np.any(model.damping_matrix(model.home())):
         return None
     if any(j.coulomb_friction for j in model.arm.joints):
         return None
-    n = model.n_dof
     q, qd = _random_state(model, rng, analysis.flex_scale)
-    zero = np.zeros(model.n_joints)
-    solution = solve_ivp(
-        lambda t, x: np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], zero)]),
-        (0.0, analysis.simulate),
-        np.concatenate([q, qd]),
-        method="DOP853",
-        rtol=1e-10,
-        atol=1e-12,
-    )
-    if not solution.success:
-        raise RuntimeError(f"energy check: integration failed at t={solution.t[-1]:.4g}: {solution.message}")
-    energy = [model.kinetic_energy(x[:n], x[n:]) + model.potential_energy(x[:n]) for x in solution.y.T]
-    return float(np.max(np.abs(np.array(energy) - energy[0])) / abs(energy[0]))
+    frame = simulate(model, (0.0, analysis.simulate), q, qd, method="DOP853")
+    return energy_drift(frame)
 
 
 class Verify(StudyKind):
@@ -113,11 +102,11 @@ class Verify(StudyKind):
     analysis_schema = VerifyAnalysis
 
     def run_case(self, arm, case, analysis):
-        model = build_model(arm, case)
-        rng = np.random.default_rng([analysis.seed, case["case"]])
+        model = case.discretization.build(arm)
+        rng = np.random.default_rng([analysis.seed, case.number])
         worst = _checks(model, analysis, rng)
         drift = _energy_drift(model, analysis, rng)
-        base = {**sweep_columns(case), "n_dof": model.n_dof}
+        base = {**case.columns(), "n_dof": model.n_dof}
         limits = {
             "symmetry": (analysis.tolerance, worst["symmetry"] <= analysis.tolerance),
             "definiteness": (0.0, worst["definiteness"] > 0),
@@ -159,14 +148,11 @@ class Verify(StudyKind):
         ]
         return rows
 
-    def tables(self, results, analysis):
+    def tables(self, results, arm, analysis):
         checks = results[~results["check"].str.startswith("omega_")]
-        table = checks.pivot_table(
-            index=["backend", "shape", "modes", "elements"], columns="check", values="worst"
-        )
-        return {"worst violations": table.reset_index(), "agreement": _agreement(results)}
+        return {"worst violations": per_case(checks, "check", "worst", ""), "agreement": _agreement(results)}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         checks = results[~results["check"].str.startswith("omega_")]
         failed = checks[~checks["passed"]]
         verdict = (
@@ -174,7 +160,7 @@ class Verify(StudyKind):
             if failed.empty
             else f"{len(failed)} check(s) FAILED: "
             + ", ".join(
-                f"{discretization_label(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})"
+                f"{label_of(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})"
                 for _, r in failed.iterrows()
             )
         )
@@ -193,8 +179,4 @@ def _agreement(results: pd.DataFrame) -> pd.DataFrame:
     omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(
         reference
     )
-    table = omega.pivot_table(
-        index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_diff_to_finest"
-    )
-    table.columns = [f"rel_diff_omega_{k}" for k in table.columns]
-    return table.reset_index()
+    return per_case(omega, "mode", "rel_diff_to_finest", "rel_diff_omega_")

@@ -13,9 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from core.analysis import zero_dynamics
+from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, discretization_label
 from studies.plots import complex_plane_plot
 
 
@@ -28,12 +27,13 @@ class ZeroDynamics(StudyKind):
     name = "zero-dynamics"
     analysis_schema = ZeroDynamicsAnalysis
 
+    def validate(self, arm, analysis):
+        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+
     def run_case(self, arm, case, analysis):
-        joints = arm.home() if analysis.configuration is None else np.array(analysis.configuration)
-        if joints.shape != (arm.n_joints,):
-            raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {joints.size}")
-        model = build_model(arm, case, reference=joints)
-        q = np.zeros(model.n_dof)
+        joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
+        model = case.discretization.build(arm, reference=joints)
+        q = model.home()
         q[: arm.n_joints] = joints
         zeros = zero_dynamics(model, q)
         f = model.flex
@@ -41,7 +41,7 @@ class ZeroDynamics(StudyKind):
             np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f])
         )
         ratio = ratio[np.lexsort((ratio.imag, ratio.real))]
-        base = {**sweep_columns(case), "n_dof": model.n_dof}
+        base = {**case.columns(), "n_dof": model.n_dof}
         rows = [
             {**base, "set": "zero", "index": k, "real": float(z.real), "imag": float(z.imag)}
             for k, z in enumerate(zeros, 1)
@@ -52,26 +52,27 @@ class ZeroDynamics(StudyKind):
         ]
         return rows
 
-    def tables(self, results, analysis):
+    def tables(self, results, arm, analysis):
         zeros = results[results["set"] == "zero"]
         scale = zeros.groupby("case")[["real", "imag"]].transform(lambda c: c.abs().max()).max(axis=1)
-        right = zeros[zeros["real"] > 1e-9 * scale].groupby(["backend", "shape", "modes", "elements"]).size()
-        summary = zeros.groupby(["backend", "shape", "modes", "elements"]).agg(
+        right = zeros[zeros["real"] > 1e-9 * scale].groupby("case").size()
+        summary = zeros.groupby("case").agg(
             zeros=("index", "size"),
             largest_real_part=("real", "max"),
             smallest_abs_imag=("imag", lambda v: v.abs().min()),
         )
         summary["right_half_plane"] = right.reindex(summary.index, fill_value=0)
-        return {"zero dynamics": summary.reset_index()}
+        keys = case_keys(zeros).set_index("case")
+        return {"zero dynamics": keys.join(summary).reset_index(drop=True)}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         text = [
             "Zeros of the linearized dynamics with the joint coordinates as outputs. Zeros in the "
             "right half-plane (right_half_plane > 0) make the joint-output system non-minimum phase."
         ]
         zeros = results[results["set"] == "zero"]
         for _, group in zeros.groupby("case"):
-            label = discretization_label(group.iloc[0].to_dict())
+            label = label_of(group.iloc[0])
             values = ", ".join(f"{r:.4g}{i:+.4g}j" for r, i in zip(group["real"], group["imag"], strict=True))
             text.append(f"- {label}: {values}")
         if plots:
