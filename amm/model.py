@@ -16,10 +16,15 @@ from core.kinematics import check_free_length
 from core.loads import distal_load
 from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
 
-#: Families usable for a link of fixed length (``beta-ode`` is for translating links).
-FIXED_LENGTH_FAMILIES = ("pinned-pinned", "clamped-free", "clamped-mass")
-#: Families usable for a translating link: clamped at the hub exit, fixed on η = s/l.
-TRANSLATING_FAMILIES = ("clamped-free", "clamped-mass")
+
+def fixed_length_families() -> list[str]:
+    """Registered families a link of fixed length can use (every family with fixed ratios)."""
+    return [name for name, cls in shapes.FAMILIES.items() if not cls.tracks_length]
+
+
+def translating_families() -> list[str]:
+    """Families a translating link can use: clamped at the hub exit, fixed on η = s/l."""
+    return [name for name in fixed_length_families() if shapes.FAMILIES[name].frame == "clamped"]
 
 
 def translating_basis(family: shapes.ShapeFamily, modes: int, reference_length: float) -> TranslatingBasis:
@@ -165,8 +170,8 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
     allowed, kind = (
-        (TRANSLATING_FAMILIES, "translating") if translating else (FIXED_LENGTH_FAMILIES, "fixed-length")
+        (translating_families(), "translating") if translating else (fixed_length_families(), "fixed-length")
     )
     if name not in allowed:
-        raise ValueError(f"{where}: family must be one of {list(allowed)} for a {kind} link, got {name!r}")
+        raise ValueError(f"{where}: family must be one of {allowed} for a {kind} link, got {name!r}")
     return name, check.integer(count, where, "number of modes", minimum=1), params

@@ -123,6 +123,10 @@ class ShapeFamily(ABC):
     #: tangent to the beam) or ``"pinned"`` (w = 0 at both ends, chord frame).
     #: The FEM frame that reproduces a family is this value.
     frame: ClassVar[str]
+    #: True for a family whose shapes follow a changing free length (built from
+    #: physical tip data and a length, not from fixed ratios); models choose
+    #: their shapes from the others.
+    tracks_length: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._betas = np.empty(0)

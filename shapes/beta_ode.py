@@ -70,6 +70,7 @@ class BetaODE(ClampedMass):
     """
 
     name = "beta-ode"
+    tracks_length = True
 
     def __init__(self, tip_mass: float, tip_inertia: float, mass_per_length: float, length: float) -> None:
         self.tip_mass = _non_negative("tip_mass", tip_mass)

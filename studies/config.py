@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     PositiveInt,
     StrictInt,
     ValidationError,
-    create_model,
     field_validator,
 )
 
-from amm.model import FIXED_LENGTH_FAMILIES
+from amm.model import fixed_length_families
 from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
 from studies.discretizations import BACKENDS, Case, discretizations
@@ -76,17 +77,33 @@ class ArmSection(_Section):
 #: A refinement count: a strict integer (``true`` is not 1) > 0.
 Size = Annotated[StrictInt, Field(gt=0)]
 
-#: ``[sweep]``: backends and shape families from their registries, one size list per backend.
-SweepSection = create_model(
-    "SweepSection",
-    __base__=_Section,
-    backends=(list[Literal[tuple(BACKENDS)]], Field(default=["amm"], min_length=1)),
-    shapes=(list[Literal[FIXED_LENGTH_FAMILIES]], Field(default=["clamped-free"], min_length=1)),
-    **{
-        backend.size_column: (list[Size], Field(default=list(backend.default_sizes), min_length=1))
-        for backend in BACKENDS.values()
-    },
-)
+
+def _registered(registry: Callable[[], Any], what: str) -> Callable[[str], str]:
+    """A validator: the value must be a key of the registry at validation time
+    (so a variant registered after import is accepted)."""
+
+    def check(value: str) -> str:
+        names = list(registry())
+        if value not in names:
+            raise ValueError(f"must be one of {names}")
+        return value
+
+    check.__name__ = f"registered_{what}"
+    return check
+
+
+BackendName = Annotated[str, AfterValidator(_registered(lambda: BACKENDS, "backend"))]
+FamilyName = Annotated[str, AfterValidator(_registered(fixed_length_families, "family"))]
+
+
+class SweepSection(_Section):
+    """``[sweep]``: backends and shape families from their registries, one size list per
+    size column a backend uses (``modes`` for AMM, ``elements`` for FEM)."""
+
+    backends: list[BackendName] = Field(default=["amm"], min_length=1)
+    shapes: list[FamilyName] = Field(default=["clamped-free"], min_length=1)
+    modes: list[Size] = Field(default=[2], min_length=1)
+    elements: list[Size] = Field(default=[4], min_length=1)
 
 
 class ReportSection(_Section):

@@ -100,10 +100,8 @@ class Backend:
     ----------
     label : str
         Shown in labels and reports (``"AMM"``).
-    size_column : str
-        ``"modes"`` or ``"elements"``: the ``[sweep]`` list that sizes its cases.
-    default_sizes : tuple of int
-        That list's default.
+    size_column : {"modes", "elements"}
+        The ``[sweep]`` list that sizes its cases.
     shapes : callable
         The sweep's ``shapes`` (shape-family names) → this backend's ``shape``
         values, in order without repeats (FEM: the frame each family implies).
@@ -113,7 +111,6 @@ class Backend:
 
     label: str
     size_column: str
-    default_sizes: tuple[int, ...]
     shapes: Callable[[Sequence[str]], list[str]]
     build: Callable[[Arm, Discretization, Any], Model]
 
@@ -132,11 +129,10 @@ def _fem_model(arm: Arm, d: Discretization, reference) -> Model:
 
 #: Backends by config name.
 BACKENDS: dict[str, Backend] = {
-    "amm": Backend("AMM", "modes", (2,), lambda names: list(dict.fromkeys(names)), _amm_model),
+    "amm": Backend("AMM", "modes", lambda names: list(dict.fromkeys(names)), _amm_model),
     "fem": Backend(
         "FEM",
         "elements",
-        (4,),
         lambda names: list(dict.fromkeys(shapes.FAMILIES[name].frame for name in names)),
         _fem_model,
     ),

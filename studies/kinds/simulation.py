@@ -9,6 +9,7 @@ the peak frequencies of the tip acceleration.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from pathlib import Path
@@ -48,32 +49,42 @@ def _trajectory_spec(name: str, cls: type) -> type[BaseModel]:
     )
 
 
-#: ``analysis.trajectory``: one table form per registered trajectory, told apart by ``kind``.
-TrajectorySpec = Annotated[
-    typing.Union[tuple(_trajectory_spec(name, cls) for name, cls in TRAJECTORIES.items())],  # noqa: UP007
-    Field(discriminator="kind"),
-]
+@functools.lru_cache(maxsize=8)
+def _analysis_schema(trajectories: tuple, controllers: tuple) -> type[BaseModel]:
+    """``[analysis]`` of a simulation for the registries' contents (``(name, class)`` pairs).
 
-#: ``analysis.controller``: ``kind`` is "none" or a registered controller; the gains
-#: are the keyword parameters every registered ``from_config`` takes.
-ControllerSpec = create_model(
-    "ControllerSpec",
-    __base__=_Strict,
-    kind=(Literal[("none", *CONTROLLERS)], "none"),
-    **_parameters(next(iter(CONTROLLERS.values())).from_config),
-)
+    ``trajectory``: one table form per registered trajectory, told apart by
+    ``kind``; ``controller.kind``: ``"none"`` or a registered controller, with
+    the gains every registered ``from_config`` takes. Built from the registries
+    when asked, so a variant registered after import is part of the schema.
+    """
+    specs = tuple(_trajectory_spec(name, cls) for name, cls in trajectories)
+    trajectory = Annotated[typing.Union[specs], Field(discriminator="kind")] if len(specs) > 1 else specs[0]  # noqa: UP007
+    controller = create_model(
+        "ControllerSpec",
+        __base__=_Strict,
+        kind=(Literal[("none", *(name for name, _ in controllers))], "none"),
+        **_parameters(controllers[0][1].from_config),
+    )
+    return create_model(
+        "SimulationAnalysis",
+        __base__=_Strict,
+        t_end=(PositiveFloat, ...),
+        # initial joint variables; default: the trajectory's start, else Arm.home()
+        q0=(list[float] | None, None),
+        trajectory=(trajectory | None, None),
+        controller=(controller, controller()),
+        method=(Literal[METHODS], "Radau"),
+        rtol=(PositiveFloat, RTOL),
+        atol=(PositiveFloat, ATOL),
+        output_points=(PositiveInt, 201),
+        spectrum=(bool, False),
+    )
 
 
-class SimulationAnalysis(_Strict):
-    t_end: PositiveFloat
-    q0: list[float] | None = None  # initial joint variables; default: the trajectory's start, else Arm.home()
-    trajectory: TrajectorySpec | None = None
-    controller: ControllerSpec = ControllerSpec()
-    method: Literal[METHODS] = "Radau"  # type: ignore[valid-type]
-    rtol: PositiveFloat = RTOL
-    atol: PositiveFloat = ATOL
-    output_points: PositiveInt = 201
-    spectrum: bool = False
+def simulation_schema() -> type[BaseModel]:
+    """The ``[analysis]`` schema of the current registries."""
+    return _analysis_schema(tuple(TRAJECTORIES.items()), tuple(CONTROLLERS.items()))
 
 
 def _trajectory(spec, arm, q0):
@@ -110,7 +121,10 @@ def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
 
 class Simulation(StudyKind):
     name = "simulation"
-    analysis_schema = SimulationAnalysis
+
+    @property
+    def analysis_schema(self) -> type[BaseModel]:
+        return simulation_schema()
 
     def validate(self, arm, analysis):
         _initial_joints(arm, analysis)

@@ -1,0 +1,259 @@
+"""Every variant kind is added in one place: a toy variant registered in its one
+registry (and removed again) goes through config validation and a study run
+end to end, with no other module touched.
+
+| variant kind   | the one module                      |
+|----------------|-------------------------------------|
+| shape family   | ``shapes`` (``FAMILIES``)           |
+| frame          | ``core.basis`` (``FRAMES``)         |
+| backend        | ``studies.discretizations`` (``BACKENDS``) |
+| controller     | ``core.controllers`` (``CONTROLLERS``) |
+| trajectory     | ``core.trajectories`` (``TRAJECTORIES``) |
+| study kind     | ``studies.kinds`` (``KINDS``)       |
+| solver         | ``core.model`` (``SOLVERS``)        |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+import shapes
+from amm import AssumedModesModel
+from core import CONTROLLERS, SOLVERS, TRAJECTORIES
+from core.basis import FRAMES
+from core.presets import lumped_two_link
+from studies.config import parse_config
+from studies.discretizations import BACKENDS, Backend
+from studies.errors import ConfigError
+from studies.kinds import KINDS, StudyKind
+from studies.runner import run_study
+
+
+def config(kind: str, sweep: dict, analysis: dict, preset: str = "one-flexible-link") -> dict:
+    return {
+        "study": {"name": f"toy-{kind}", "kind": kind},
+        "arm": {"preset": preset},
+        "sweep": sweep,
+        "analysis": analysis,
+        "report": {"formats": ["csv", "markdown"], "plots": False},
+    }
+
+
+def run(tmp_path, data: dict) -> pd.DataFrame:
+    result = run_study(parse_config(data), output=tmp_path / "out")
+    assert result.ok, result.failed
+    return pd.read_csv(result.folder / "results.csv")
+
+
+def test_every_registered_family_names_a_registered_frame():
+    for name, cls in shapes.FAMILIES.items():
+        assert cls.name == name
+        assert cls.frame in FRAMES
+
+
+# -- shape family ---------------------------------------------------------------
+
+
+class ToyClampedFree(shapes.ClampedFree):
+    """Cantilever shapes under another name: a family registered only in ``shapes.FAMILIES``."""
+
+    name = "toy-cantilever"
+
+
+@pytest.fixture
+def toy_family(monkeypatch):
+    monkeypatch.setitem(shapes.FAMILIES, ToyClampedFree.name, ToyClampedFree)
+
+
+def test_a_new_shape_family_is_a_sweep_shape_for_both_backends(toy_family, tmp_path):
+    data = config(
+        "frequencies",
+        {
+            "backends": ["amm", "fem"],
+            "shapes": ["toy-cantilever", "clamped-free"],
+            "modes": [3],
+            "elements": [4],
+        },
+        {"n_frequencies": 2},
+    )
+    results = run(tmp_path, data)
+    amm = results[results["backend"] == "amm"].set_index(["shape", "mode"])["omega"]
+    # Same shapes under two names: the same frequencies to the last bit.
+    assert amm["toy-cantilever"].to_numpy().tolist() == amm["clamped-free"].to_numpy().tolist()
+    # FEM takes the frame the family implies: one clamped FEM case for both names.
+    assert results[results["backend"] == "fem"]["shape"].unique().tolist() == ["clamped"]
+    data["sweep"]["shapes"] = ["not-registered"]
+    with pytest.raises(ConfigError, match=r"sweep\.shapes\[1\]: must be one of .*toy-cantilever"):
+        parse_config(data)
+
+
+# -- backend --------------------------------------------------------------------
+
+
+@pytest.fixture
+def toy_backend(monkeypatch):
+    """AMM with one more mode than asked for, registered only in BACKENDS."""
+    backend = Backend(
+        "TOY",
+        "modes",
+        lambda names: list(dict.fromkeys(names)),
+        lambda arm, d, reference: AssumedModesModel(
+            arm, shape=d.shape, modes=d.size + 1, reference=reference
+        ),
+    )
+    monkeypatch.setitem(BACKENDS, "toy", backend)
+
+
+def test_a_new_backend_runs_and_is_labelled(toy_backend, tmp_path):
+    data = config(
+        "frequencies",
+        {"backends": ["toy", "amm"], "shapes": ["clamped-free"], "modes": [2, 3]},
+        {"n_frequencies": 1},
+    )
+    results = run(tmp_path, data)
+    omega = results.set_index(["backend", "modes"])["omega"]
+    assert omega[("toy", 2)] == omega[("amm", 3)]  # toy x2 is AMM x3
+    assert results[results["backend"] == "toy"]["elements"].isna().all()  # blank, not 0
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| toy | clamped-free | 2 |  |" in summary
+
+
+# -- controller -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConstantTorque:
+    """τ = kp on every joint (a toy controller registered only in CONTROLLERS)."""
+
+    torque: float
+
+    @classmethod
+    def from_config(cls, arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0):
+        return cls(float(kp))
+
+    def __call__(self, t, q, qd, model, reference):
+        return np.full(model.n_joints, self.torque)
+
+
+@pytest.fixture
+def toy_controller(monkeypatch):
+    monkeypatch.setitem(CONTROLLERS, "constant", ConstantTorque)
+
+
+def test_a_new_controller_drives_a_simulation(toy_controller, tmp_path):
+    data = config(
+        "simulation",
+        {"backends": ["amm"], "modes": [1]},
+        {"t_end": 0.05, "output_points": 3, "controller": {"kind": "constant", "kp": 0.2}},
+    )
+    results = run(tmp_path, data)
+    np.testing.assert_array_equal(results["tau1"], 0.2)
+    data["analysis"]["controller"]["kind"] = "unknown"
+    with pytest.raises(ConfigError, match=r"analysis\.controller\.kind: must be one of .*'constant'"):
+        parse_config(data)
+
+
+# -- trajectory -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ramp:
+    """q_d = q0 + rate·t (a toy trajectory registered only in TRAJECTORIES)."""
+
+    q0: tuple[float, ...]
+    rate: float
+
+    @classmethod
+    def from_config(cls, arm, q0, *, rate: float):
+        if not np.isfinite(rate):
+            raise ValueError(f"rate must be finite, got {rate!r}")
+        return cls(tuple(q0), rate)
+
+    def evaluate(self, t):
+        q0 = np.array(self.q0)
+        return q0 + self.rate * t, np.full_like(q0, self.rate), np.zeros_like(q0)
+
+
+@pytest.fixture
+def toy_trajectory(monkeypatch):
+    monkeypatch.setitem(TRAJECTORIES, "ramp", Ramp)
+
+
+def test_a_new_trajectory_is_part_of_the_schema_and_is_recorded(toy_trajectory, tmp_path):
+    data = config(
+        "simulation",
+        {"backends": ["amm"], "modes": [1]},
+        {"t_end": 0.1, "output_points": 3, "trajectory": {"kind": "ramp", "rate": 2.0}},
+    )
+    results = run(tmp_path, data)
+    np.testing.assert_allclose(results["theta1_ref"], 2.0 * results["time"], rtol=0, atol=1e-15)
+    data["analysis"]["trajectory"] = {"kind": "ramp", "rate": 2.0, "speed": 2.0}
+    with pytest.raises(ConfigError, match=r"analysis\.trajectory\.ramp\.speed: unknown key"):
+        parse_config(data)
+
+
+# -- study kind -------------------------------------------------------------------
+
+
+class CountAnalysis(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    factor: int = 1
+
+
+class CountCoordinates(StudyKind):
+    """Rows: the number of coordinates of each case, times ``factor``."""
+
+    name = "count-coordinates"
+    analysis_schema = CountAnalysis
+
+    def run_case(self, arm, case, analysis):
+        model = case.discretization.build(arm)
+        return [{**case.columns(), "n_dof": model.n_dof, "count": analysis.factor * model.n_dof}]
+
+    def report(self, results, arm, analysis, folder, plots):
+        return [f"{len(results)} cases counted."]
+
+
+@pytest.fixture
+def toy_kind(monkeypatch):
+    monkeypatch.setitem(KINDS, CountCoordinates.name, CountCoordinates())
+
+
+def test_a_new_study_kind_runs_with_its_own_analysis_table(toy_kind, tmp_path):
+    data = config(
+        "count-coordinates",
+        {"backends": ["amm", "fem"], "modes": [1, 2], "elements": [3]},
+        {"factor": 10},
+        preset="lumped-two-link",
+    )
+    results = run(tmp_path, data)
+    # Lumped two-link arm: 2 joints + 2 links x modes (AMM) or 2 x (2·3) DOF (FEM, clamped).
+    assert results["count"].tolist() == [40, 60, 140]
+    assert "3 cases counted." in (tmp_path / "out" / "summary.md").read_text()
+    data["analysis"] = {"factor": "many"}
+    with pytest.raises(ConfigError, match=r"analysis\.factor: "):
+        parse_config(data)
+
+
+# -- solver -----------------------------------------------------------------------
+
+
+def test_a_new_solver_is_available_to_forward_dynamics(monkeypatch):
+    def lstsq(model, q, qd, rhs):
+        return np.linalg.lstsq(model.mass_matrix(q), rhs, rcond=None)[0]
+
+    monkeypatch.setitem(SOLVERS, "lstsq", lstsq)
+    model = AssumedModesModel(lumped_two_link(), modes=2)
+    q = model.home()
+    q[:2] = 0.3, -0.4
+    tau = np.array([0.1, -0.2])
+    np.testing.assert_allclose(
+        model.forward_dynamics(q, np.zeros(model.n_dof), tau, solver="lstsq"),
+        model.forward_dynamics(q, np.zeros(model.n_dof), tau),
+        rtol=1e-10,
+    )
