@@ -10,14 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amm import AssumedModesModel
-from tests.strategies import models, states
+from tests.strategies import mass_rate_by_differences, models, states
 
 BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
-
-
-def mass_rate_by_differences(model, q, qd, h=1e-6):
-    """Ṁ = dM/dt along q̇ by central differences (independent of the complex-step ∂M/∂q)."""
-    return (model.mass_matrix(q + h * qd) - model.mass_matrix(q - h * qd)) / (2 * h)
 
 
 @BACKENDS

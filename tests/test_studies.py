@@ -7,6 +7,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,6 +15,7 @@ from studies import cli, runner
 from studies.config import load_config
 from studies.runner import run_study
 
+README = Path(__file__).resolve().parents[1] / "README.md"
 FREQUENCY_COLUMNS = ["backend", "shape", "modes", "elements", "mode", "omega", "hz", "reference", "rel_error"]
 
 SMALL = textwrap.dedent(
@@ -76,24 +78,86 @@ def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
         path = short
     assert run_cli("run", str(path), "--output", str(tmp_path / example)) == 0
     folder = tmp_path / example
-    assert (folder / "results.csv").exists() and (folder / "summary.md").exists()
     manifest = json.loads((folder / "manifest.json").read_text())
     assert all(case["status"] == "ok" for case in manifest["cases"].values())
     assert "results:" in capsys.readouterr().out
+    results = pd.read_csv(folder / "results.csv")
+    assert sorted(results["case"].unique()) == list(range(1, len(manifest["cases"]) + 1))
+    assert (folder / "summary.md").read_text().startswith(f"# {config.study.name}")
+    EXAMPLE_CHECKS[config.study.kind](results)
+
+
+def _frequency_checks(results: pd.DataFrame) -> None:
+    """Positive frequencies; refining a discretization reduces its error on every mode
+    (first against last size of each backend/shape); from above against an exact
+    reference (Ritz); the reference case itself has rel_error 0 where it is the finest case."""
+    assert (results["omega"] > 0).all()
+    for _, group in results.groupby(["backend", "shape", "mode"]):
+        size = group["modes"].fillna(group["elements"])
+        errors = group.assign(size=size).sort_values("size")["rel_error"].abs().to_numpy()
+        if len(errors) > 1:
+            assert errors[-1] < errors[0], errors
+    if results["reference_source"].iloc[0].startswith("exact"):
+        assert (results["rel_error"] > -1e-9).all()
+    else:
+        finest = results["n_dof"].max()
+        assert (results[results["n_dof"] == finest]["rel_error"].abs() < 1e-15).any()
+
+
+def _verify_checks(results: pd.DataFrame) -> None:
+    assert results["passed"].all()
+    assert set(results["check"]) >= {"symmetry", "definiteness", "skew", "power", "energy"}
+
+
+def _simulation_checks(results: pd.DataFrame) -> None:
+    """Each simulation's own energy balance closes (measured worst |error| / max|E|:
+    see the per-example figure in the assertion message)."""
+    for _, group in results.groupby("case"):
+        scale = max(group["energy"].abs().max(), group["work_input"].abs().max(), 1e-12)
+        ratio = group["energy_balance_error"].abs().max() / scale
+        assert ratio < 1e-4, ratio
+        np.testing.assert_allclose(group["time"].iloc[-1], SHORT_HORIZON, rtol=1e-12)
+
+
+def _zero_dynamics_checks(results: pd.DataFrame) -> None:
+    """2 zeros per flexible coordinate, in ± / conjugate pairs (a Hamiltonian spectrum)."""
+    for _, group in results.groupby("case"):
+        zeros = group[group["set"] == "zero"]
+        assert len(zeros) == 2 * (group["set"] == "stiffness").sum() > 0
+        values = zeros["real"].to_numpy() + 1j * zeros["imag"].to_numpy()
+        # Each −z is in the set (measured mismatch ≤ 1e-14 of the largest |z|).
+        distance = np.abs(-values[:, None] - values[None, :]).min(axis=1)
+        assert distance.max() <= 1e-9 * np.abs(values).max()
+
+
+EXAMPLE_CHECKS = {
+    "frequencies": _frequency_checks,
+    "convergence": _frequency_checks,
+    "verify": _verify_checks,
+    "simulation": _simulation_checks,
+    "zero-dynamics": _zero_dynamics_checks,
+}
 
 
 def test_quickstart_reference_is_exact_and_fem_converges_at_rate_four(tmp_path):
     assert run_cli("run", "--example", "quickstart", "--output", str(tmp_path / "q")) == 0
     results = pd.read_csv(tmp_path / "q" / "results.csv")
-    assert list(results.columns[: len(FREQUENCY_COLUMNS)]) != []  # tidy table
-    for column in FREQUENCY_COLUMNS:
-        assert column in results.columns
+    assert [c for c in results.columns if c in FREQUENCY_COLUMNS] == FREQUENCY_COLUMNS  # in this order
+    assert results["modes"].isna().eq(results["backend"] == "fem").all()  # blank where a size does not apply
+    assert results["elements"].isna().eq(results["backend"] == "amm").all()
+    np.testing.assert_allclose(results["hz"], results["omega"] / (2 * np.pi), rtol=1e-15)
     assert results["reference_source"].str.startswith("exact: clamped-mass roots").all()
     assert (results["rel_error"] > -1e-9).all()  # Ritz: from above (1e-9: eigen-solve round-off)
     rates = pd.read_csv(tmp_path / "q" / "fitted_convergence_rates.csv")
     fem_rates = rates[(rates["backend"] == "fem") & (rates["shape"] == "clamped")]["rate"]
     assert fem_rates.between(3.7, 4.3).all()  # h⁴ with a pre-asymptotic first point (1 element)
     assert (tmp_path / "q" / "convergence.png").exists() and (tmp_path / "q" / "convergence.pdf").exists()
+    # The README's excerpt of the summary is this run's, to the printed digits.
+    summary = (tmp_path / "q" / "summary.md").read_text()
+    readme_rows = re.findall(r"(?m)^\s*(\| (?:amm|fem) \|.*\|)\s*$", README.read_text())
+    assert len(readme_rows) == 3
+    for row in readme_rows:
+        assert row in summary, row
 
 
 @pytest.mark.parametrize(
