@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Self
 
 import numpy as np
 
@@ -85,21 +86,31 @@ class FeedForward:
 
 
 @dataclass(frozen=True)
-class PD:
-    """τ = K_p (q_d − q_r) + K_d (q̇_d − q̇_r) on the joint coordinates."""
+class _JointGains:
+    """A controller with joint gains k_p, k_d (scalars or one per joint, >= 0)."""
 
     kp: object
     kd: object
 
     @classmethod
-    def from_config(cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0) -> PD:
-        """PD on the joint coordinates with gains kp, kd."""
+    def from_config(cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0) -> Self:
+        """The controller with gains ``kp`` [N·m/rad], ``kd`` [N·m·s/rad] (unchanged by the arm)."""
         return cls(kp=kp, kd=kd)
+
+    def gains(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(k_p, k_d) broadcast to ``n`` joints and checked."""
+        return _gains("kp", self.kp, n), _gains("kd", self.kd, n)
+
+
+@dataclass(frozen=True)
+class PD(_JointGains):
+    """τ = K_p (q_d − q_r) + K_d (q̇_d − q̇_r) on the joint coordinates."""
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, _ = _need(reference, "PD")
         n = model.n_joints
-        return _gains("kp", self.kp, n) * (q_d - q[:n]) + _gains("kd", self.kd, n) * (qd_d - qd[:n])
+        kp, kd = self.gains(n)
+        return kp * (q_d - q[:n]) + kd * (qd_d - qd[:n])
 
 
 def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
@@ -126,13 +137,10 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ComputedTorque:
+class ComputedTorque(_JointGains):
     """Computed torque on the joint coordinates of a rigid model: τ = M u + h,
     u = q̈_d + K_d (q̇_d − q̇) + K_p (q_d − q). For a flexible model use
     :class:`Decoupling`, which accounts for the flexible coordinates."""
-
-    kp: object
-    kd: object
 
     @classmethod
     def from_config(
@@ -144,38 +152,29 @@ class ComputedTorque:
                 f"computed-torque acts on rigid models; this arm has flexible links {list(arm.flexible_links)} "
                 "(use decoupling)"
             )
-        return cls(kp=kp, kd=kd)
+        return super().from_config(arm, kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         if model.n_dof != model.n_joints:
             raise ValueError("ComputedTorque acts on rigid models; use Decoupling for flexible ones")
         q_d, qd_d, qdd_d = _need(reference, "computed torque")
-        n = model.n_joints
-        u = qdd_d + _gains("kd", self.kd, n) * (qd_d - qd) + _gains("kp", self.kp, n) * (q_d - q)
+        kp, kd = self.gains(model.n_joints)
+        u = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
         return _joint_acceleration_law(model, q, qd, u)
 
 
 @dataclass(frozen=True)
-class Decoupling:
+class Decoupling(_JointGains):
     """Model-based decoupling (SPEC §7): the joint errors e = q_r − q_d obey
     ë + k_d ė + k_p e = 0 exactly (G_v = k_d, G_p = k_p in SPEC §7), whatever the flexible coordinates do; they
     obey M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r (clamped frames)."""
-
-    kp: object
-    kd: object
-
-    @classmethod
-    def from_config(
-        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
-    ) -> Decoupling:
-        """Decoupling with error dynamics ë + kd ė + kp e = 0."""
-        return cls(kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, qdd_d = _need(reference, "decoupling")
         n = model.n_joints
         e, e_dot = q[:n] - q_d, qd[:n] - qd_d
-        u = qdd_d - _gains("kd", self.kd, n) * e_dot - _gains("kp", self.kp, n) * e
+        kp, kd = self.gains(n)
+        u = qdd_d - kd * e_dot - kp * e
         return _joint_acceleration_law(model, q, qd, u)
 
 

@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 from pydantic import ConfigDict, PositiveInt
 
-from studies.discretizations import BACKENDS, joint_configuration, per_case
-from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import FrequencyAnalysis, add_references, frequency_rows
+from studies.discretizations import BACKENDS, per_case
+from studies.kinds.frequencies import Frequencies, FrequencyAnalysis
 from studies.plots import convergence_plot
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
@@ -42,18 +41,11 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-class Convergence(StudyKind):
+class Convergence(Frequencies):
+    """Frequencies of every case against the reference, tabulated as errors with fitted rates."""
+
     name = "convergence"
     analysis_schema = ConvergenceAnalysis
-
-    def validate(self, arm, analysis):
-        joint_configuration(arm, analysis.configuration, "analysis.configuration")
-
-    def run_case(self, arm, case, analysis):
-        return frequency_rows(arm, case, analysis)
-
-    def finalize(self, results, arm, analysis):
-        return add_references(results, arm, analysis)
 
     def tables(self, results, arm, analysis):
         return {
