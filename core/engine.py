@@ -43,6 +43,7 @@ from core.basis import BeamBasis, TranslatingBasis
 from core.flexible_body import FlexibleBody, TranslatingBody
 from core.kinematics import ChainKinematics, TipMap
 from core.model import COMPLEX_STEP, Model
+from core.newton_euler import dynamics_terms
 from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
@@ -159,6 +160,7 @@ class ChainModel(Model):
         self._K = self._build_stiffness()
         self._D = self._build_damping()
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
+        self._real_cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # q → (M, G), see _real_terms
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -304,7 +306,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._mass_batch(q[None])[0]
-        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[0].copy()
+        return self._real_terms(q)[0].copy()
 
     def _terms_from_bytes(self, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M, ∂M/∂q and G at one real q from a single batched pass.
@@ -394,7 +396,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._gravity_batch(q[None])[0]
-        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[2].copy()
+        return self._real_terms(q)[1].copy()
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
@@ -485,3 +487,31 @@ class ChainModel(Model):
     def tip_position(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]
+
+    # -- dynamics without ∂M/∂q ---------------------------------------------------
+    def _real_terms(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """M and G at a real q from one real kinematics pass (cached; no derivative batch)."""
+        key = np.ascontiguousarray(q, dtype=float).tobytes()
+        terms = self._real_cache.get(key)
+        if terms is None:
+            q = np.frombuffer(key, dtype=float)[None]
+            frames = self.kinematics.frames(q)
+            terms = self._mass_batch(q, frames)[0], self._gravity_batch(q, frames)[0]
+            self._remember(key, terms)
+        return terms
+
+    def _remember(self, key: bytes, terms: tuple[np.ndarray, np.ndarray]) -> None:
+        if len(self._real_cache) >= DERIVATIVE_CACHE:
+            self._real_cache.pop(next(iter(self._real_cache)))  # oldest first
+        self._real_cache[key] = terms
+
+    def bias_forces(self, q, qd) -> np.ndarray:
+        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.newton_euler.dynamics_terms`).
+
+        The same pass gives M(q) and G(q), which are cached for the
+        :meth:`mass_matrix` and :meth:`gravity_forces` calls of the same step.
+        """
+        q, qd = self._state(q, qd)
+        M, G, h = dynamics_terms(self, q, qd)
+        self._remember(q.tobytes(), (M, G))
+        return h

@@ -1,0 +1,128 @@
+"""Velocity-product (bias) forces of a chain without ∂M/∂q, body by body.
+
+For a body whose velocity is ν = J(q) q̇ and whose kinetic energy is
+T = ½ νᵀ M_b(σ) ν (σ the body's own internal coordinates, a part of q),
+Lagrange's equations give the body's share of h(q, q̇) = C(q, q̇) q̇ as
+
+    h_b = Jᵀ [ M_b (J̇ q̇) + Ṁ_b ν + g(ν, M_b ν) − (0, 0, ∂T/∂σ) ],
+
+derived from d/dt(∂T/∂q̇) − ∂T/∂q − M q̈: the terms
+Σ_j (∂J_k/∂q_j − ∂J_j/∂q_k) q̇_j · M_b ν are, for the body twist (v, Ω) of a
+frame with pose g(q) (columns V_k = (g⁻¹ ∂g/∂q_k)^∨, so that
+∂V_k/∂q_j − ∂V_j/∂q_k = [V_k, V_j]), equal to V_kᵀ of the gyroscopic force
+
+    g(ν, p) = (Ω × p_v,  Ω × p_Ω + v × p_v,  0)     (−ad*_ν p).
+
+The rows of J for the internal coordinates are constant (δ̇, l̇ are entries of
+q̇), so they add nothing there. Hence no derivative of M with respect to all
+of q is needed:
+
+* J̇ q̇ for every frame comes from one kinematics pass at the complex
+  configuration q + i h q̇ (h = :data:`~core.model.COMPLEX_STEP`): the
+  imaginary part of J(q + i h q̇) q̇ / h is Σ_j ∂(J q̇)/∂q_j q̇_j, exact to
+  round-off, and the real parts are the frames at q (error O(h²));
+* Ṁ_b ν and ∂T/∂σ come from the body's own M_b(σ) at σ + i h σ̇ and σ + i h e_k
+  (m + 1 small evaluations of a matrix at most quadratic in δ).
+
+Rigid links, hubs and payloads use the same result with the world-frame Euler
+form, m Jv_cᵀ a_c + Jwᵀ (I_w α + ω × I_w ω) (a_c, α the velocity-product parts
+of the centre-of-mass and angular accelerations); the reflected motor inertia
+(constant in q) adds nothing. The same complex pass also gives M(q) and G(q)
+(real parts), so forward dynamics needs one kinematics pass per state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.model import COMPLEX_STEP
+from core.rotations import skew
+
+
+def _rotation_forces(Jw: np.ndarray, qd: np.ndarray, inertia: np.ndarray) -> np.ndarray:
+    """Jwᵀ (I α + ω × I ω) for a rigid rotation, Jw complex (3, n) at q + i h q̇."""
+    Jr = Jw.real
+    omega = Jr @ qd
+    alpha = (Jw @ qd).imag / COMPLEX_STEP
+    spin = inertia @ omega
+    return Jr.T @ (inertia @ alpha + np.cross(omega, spin))
+
+
+def _point_forces(Jv: np.ndarray, qd: np.ndarray, mass: float) -> np.ndarray:
+    """m Jvᵀ a for a point mass, Jv complex (3, n) at q + i h q̇."""
+    return mass * (Jv.real.T @ ((Jv @ qd).imag / COMPLEX_STEP))
+
+
+def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """h_b of flexible link ``number`` (floating frame, see the module docstring)."""
+    body = model.bodies[number]
+    J = model._body_jacobian(f, number, complex)[0]  # (6 + m [+1], n) at q + i h q̇
+    Jr = J.real
+    nu = Jr @ qd
+    a = (J @ qd).imag / COMPLEX_STEP  # J̇ q̇
+    cols = model.flex_columns[number]
+    translating = number in model.translating
+    # Internal coordinates σ = (δ[, l]) and their rates, then m (+1) unit directions.
+    sigma = np.concatenate([q[cols], [q[number - 1]]]) if translating else q[cols]
+    sigma_dot = np.concatenate([qd[cols], [qd[number - 1]]]) if translating else qd[cols]
+    k = sigma.size
+    batch = sigma + 1j * COMPLEX_STEP * np.vstack([sigma_dot, np.eye(k)])
+    state = (batch[:, :-1], batch[:, -1]) if translating else (batch,)
+    masses = body.mass_matrix(*state)  # (1 + k, size, size)
+    Mb = masses[0].real
+    rates = masses.imag / COMPLEX_STEP  # [Ṁ_b, ∂M_b/∂σ_1, …]
+    p = Mb @ nu
+    force = Mb @ a + rates[0] @ nu
+    v, Omega = nu[:3], nu[3:6]
+    force[:3] += np.cross(Omega, p[:3])
+    force[3:6] += np.cross(Omega, p[3:6]) + np.cross(v, p[:3])
+    force[6:] -= 0.5 * np.einsum("i,kij,j->k", nu, rates[1:], nu)
+    return Jr.T @ force
+
+
+def dynamics_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """M(q), G(q) and h(q, q̇) = C(q, q̇) q̇ of a :class:`~core.engine.ChainModel` from one pass.
+
+    Parameters
+    ----------
+    model : ChainModel
+    q, qd : ndarray, shape (n_dof,)
+        Real configuration and rates.
+
+    Returns
+    -------
+    M : ndarray, shape (n_dof, n_dof)
+    G : ndarray, shape (n_dof,)
+        ∂V_gravity/∂q.
+    h : ndarray, shape (n_dof,)
+        The velocity-product forces C(q, q̇) q̇ (no gravity, elastic or damping terms).
+    """
+    z = (q + 1j * COMPLEX_STEP * qd)[None]
+    frames = model.kinematics.frames(z)
+    M = model._mass_batch(z, frames)[0].real
+    G = model._gravity_batch(z, frames)[0].real
+    h = np.zeros(model.n_dof)
+    B = model._B
+    for i, (joint, link, f) in enumerate(zip(model.arm.joints, model.arm.links, frames, strict=True)):
+        number = i + 1
+        if link.is_flexible:
+            h += _flexible_forces(model, number, f, q, qd)
+        else:
+            R = f.R_link[0].real
+            Jw = f.Jw_link[0]
+            Jv = f.Jv_link[0] - skew(f.R_link[0] @ np.asarray(link.com)) @ Jw
+            h += _point_forces(Jv, qd, link.mass)
+            h += _rotation_forces(Jw, qd, R @ link.inertia_tensor() @ R.T)
+        if joint.hub_mass:
+            h += _point_forces(f.Jv_link[0], qd, joint.hub_mass)
+        if joint.hub_inertia and joint.kind == "revolute":
+            # The hub turns about the joint axis z with the actuated rate (Bᵀq̇)_i.
+            z_axis = f.z_joint[0]
+            Jw_hub = f.Jw_before[0] + np.outer(z_axis, B[:, i])
+            zr = z_axis.real
+            h += _rotation_forces(Jw_hub, qd, joint.hub_inertia * np.outer(zr, zr))
+        for payload in model._payloads(number):
+            R = f.R_end[0].real
+            h += _point_forces(f.Jv_tip[0], qd, payload.mass)
+            h += _rotation_forces(f.Jw_tip[0], qd, R @ payload.inertia_tensor() @ R.T)
+    return M, G, h
