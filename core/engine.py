@@ -42,14 +42,17 @@ from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
 from core.flexible_body import FlexibleBody, TranslatingBody
 from core.kinematics import ChainKinematics, TipMap
-from core.model import COMPLEX_STEP, Model
-from core.newton_euler import dynamics_terms
+from core.model import COMPLEX_STEP, SOLVERS, Model
+from core.newton_euler import bias_terms
+from core.recursive import recursive_solver
 from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
 #: How many recent configurations keep M, ∂M/∂q and G cached.
 DERIVATIVE_CACHE = 8
+
+SOLVERS["recursive"] = recursive_solver
 
 
 def _first_of(frames):
@@ -160,7 +163,7 @@ class ChainModel(Model):
         self._K = self._build_stiffness()
         self._D = self._build_damping()
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
-        self._real_cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # q → (M, G), see _real_terms
+        self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G; see _real_terms
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -306,7 +309,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._mass_batch(q[None])[0]
-        return self._real_terms(q)[0].copy()
+        return self._real_mass_matrix(q).copy()
 
     def _terms_from_bytes(self, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M, ∂M/∂q and G at one real q from a single batched pass.
@@ -396,7 +399,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._gravity_batch(q[None])[0]
-        return self._real_terms(q)[1].copy()
+        return self._real_gravity(q).copy()
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
@@ -489,29 +492,42 @@ class ChainModel(Model):
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]
 
     # -- dynamics without ∂M/∂q ---------------------------------------------------
-    def _real_terms(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """M and G at a real q from one real kinematics pass (cached; no derivative batch)."""
+    def _real_terms(self, q: np.ndarray) -> dict:
+        """Cached per-configuration data at a real q: ``frames`` (one real kinematics pass, or the
+        real part of the pass of :meth:`bias_forces`), ``M`` and ``G`` (filled on first use)."""
         key = np.ascontiguousarray(q, dtype=float).tobytes()
         terms = self._real_cache.get(key)
         if terms is None:
-            q = np.frombuffer(key, dtype=float)[None]
-            frames = self.kinematics.frames(q)
-            terms = self._mass_batch(q, frames)[0], self._gravity_batch(q, frames)[0]
-            self._remember(key, terms)
+            terms = self._remember(key, self.kinematics.frames(np.frombuffer(key, dtype=float)[None]))
         return terms
 
-    def _remember(self, key: bytes, terms: tuple[np.ndarray, np.ndarray]) -> None:
+    def _remember(self, key: bytes, frames: list) -> dict:
         if len(self._real_cache) >= DERIVATIVE_CACHE:
             self._real_cache.pop(next(iter(self._real_cache)))  # oldest first
-        self._real_cache[key] = terms
+        terms = self._real_cache[key] = {"frames": frames}
+        return terms
+
+    def _real_mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        terms = self._real_terms(q)
+        if "M" not in terms:
+            terms["M"] = self._mass_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
+        return terms["M"]
+
+    def _real_gravity(self, q: np.ndarray) -> np.ndarray:
+        terms = self._real_terms(q)
+        if "G" not in terms:
+            terms["G"] = self._gravity_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
+        return terms["G"]
 
     def bias_forces(self, q, qd) -> np.ndarray:
-        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.newton_euler.dynamics_terms`).
+        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.newton_euler.bias_terms`).
 
-        The same pass gives M(q) and G(q), which are cached for the
-        :meth:`mass_matrix` and :meth:`gravity_forces` calls of the same step.
+        The frames of the same pass are cached for the :meth:`mass_matrix`,
+        :meth:`gravity_forces` and recursive-solver calls at the same q.
         """
         q, qd = self._state(q, qd)
-        M, G, h = dynamics_terms(self, q, qd)
-        self._remember(q.tobytes(), (M, G))
+        h, frames = bias_terms(self, q, qd)
+        key = q.tobytes()
+        if key not in self._real_cache:
+            self._remember(key, frames)
         return h

@@ -27,11 +27,14 @@ of q is needed:
 Rigid links, hubs and payloads use the same result with the world-frame Euler
 form, m Jv_cᵀ a_c + Jwᵀ (I_w α + ω × I_w ω) (a_c, α the velocity-product parts
 of the centre-of-mass and angular accelerations); the reflected motor inertia
-(constant in q) adds nothing. The same complex pass also gives M(q) and G(q)
-(real parts), so forward dynamics needs one kinematics pass per state.
+(constant in q) adds nothing. The real parts of the same complex pass are the
+frames at q, from which M(q), G(q) and the recursive solver's bodies follow, so
+forward dynamics needs one kinematics pass per state.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -80,8 +83,20 @@ def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray) -> np
     return Jr.T @ force
 
 
-def dynamics_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """M(q), G(q) and h(q, q̇) = C(q, q̇) q̇ of a :class:`~core.engine.ChainModel` from one pass.
+def _real_frames(frames) -> list:
+    """The real parts of a list of complex LinkFrames (the frames at q, error O(h²))."""
+    out = []
+    for f in frames:
+        real = copy.copy(f)
+        for name, value in vars(f).items():
+            if value is not None:
+                setattr(real, name, value.real)
+        out.append(real)
+    return out
+
+
+def bias_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, list]:
+    """h(q, q̇) = C(q, q̇) q̇ of a :class:`~core.engine.ChainModel`, and the frames at q.
 
     Parameters
     ----------
@@ -91,16 +106,12 @@ def dynamics_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np
 
     Returns
     -------
-    M : ndarray, shape (n_dof, n_dof)
-    G : ndarray, shape (n_dof,)
-        ∂V_gravity/∂q.
     h : ndarray, shape (n_dof,)
-        The velocity-product forces C(q, q̇) q̇ (no gravity, elastic or damping terms).
+        The velocity-product forces C(q, q̇) q̇ [N or N m] (no gravity, elastic or damping terms).
+    frames : list of LinkFrames
+        The real frames at q (batch of one), for M(q), G(q) and the recursive solver.
     """
-    z = (q + 1j * COMPLEX_STEP * qd)[None]
-    frames = model.kinematics.frames(z)
-    M = model._mass_batch(z, frames)[0].real
-    G = model._gravity_batch(z, frames)[0].real
+    frames = model.kinematics.frames((q + 1j * COMPLEX_STEP * qd)[None])
     h = np.zeros(model.n_dof)
     B = model._B
     for i, (joint, link, f) in enumerate(zip(model.arm.joints, model.arm.links, frames, strict=True)):
@@ -125,4 +136,4 @@ def dynamics_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np
             R = f.R_end[0].real
             h += _point_forces(f.Jv_tip[0], qd, payload.mass)
             h += _rotation_forces(f.Jw_tip[0], qd, R @ payload.inertia_tensor() @ R.T)
-    return M, G, h
+    return h, _real_frames(frames)
