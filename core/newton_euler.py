@@ -35,11 +35,65 @@ forward dynamics needs one kinematics pass per state.
 from __future__ import annotations
 
 import copy
+import weakref
 
 import numpy as np
 
+from core.flexible_body import FlexibleBody
 from core.model import COMPLEX_STEP
 from core.rotations import skew
+
+_POLYNOMIALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class BodyPolynomial:
+    """M_b(δ) = M₀ + Σ_k δ_k L_k + Σ_kl δ_k δ_l Q_kl of a :class:`~core.flexible_body.FlexibleBody`.
+
+    M_b is exactly quadratic in δ, so its coefficients are read off once, by the
+    complex step (M₀ = M_b(0), L_k = ∂M_b/∂δ_k at 0, Q_kl = ½ ∂²M_b/∂δ_k∂δ_l from
+    ∂M_b/∂δ_k at δ = e_l), and M_b, Ṁ_b and ∂M_b/∂δ at any δ cost a few small
+    contractions instead of a rebuild. Shapes: M₀ (s, s), L (m, s, s), Q (m, m, s, s)
+    with s = 6 + m.
+    """
+
+    def __init__(self, body: FlexibleBody) -> None:
+        m = body.n_coordinates
+        h = COMPLEX_STEP
+        at_zero = body.mass_matrix(1j * h * np.eye(m) if m else np.zeros((1, 0), dtype=complex))
+        self.M0 = body.mass_matrix(np.zeros((1, m)))[0]
+        self.L = at_zero.imag / h if m else np.zeros((0, 6, 6))
+        # ∂M_b/∂δ_k at δ = e_l: rows (l, k) of one batch.
+        shifted = (np.eye(m)[:, None, :] + 1j * h * np.eye(m)[None, :, :]).reshape(m * m, m)
+        derivative = body.mass_matrix(shifted).imag.reshape(m, m, 6 + m, 6 + m) / h if m else None
+        self.Q = 0.5 * (np.swapaxes(derivative, 0, 1) - self.L[:, None]) if m else np.zeros((0, 0, 6, 6))
+
+        s = 6 + m
+        self._flat = self.M0.ravel(), self.L.reshape(m, s * s), self.Q.reshape(m, m, s * s)
+
+    def mass_matrix(self, delta: np.ndarray) -> np.ndarray:
+        """M_b(δ), shape (s, s), for δ of shape (m,)."""
+        M0, L, Q = self._flat
+        return (M0 + delta @ (L + delta @ Q)).reshape(self.M0.shape)
+
+    def terms(self, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """M_b(δ), shape (s, s), and ∂M_b/∂δ_k = L_k + 2 Σ_l δ_l Q_kl (Q symmetric in k, l)
+        flattened, shape (m, s²)."""
+        M0, L, Q = self._flat
+        half = delta @ Q  # (m, s²)
+        return (M0 + delta @ (L + half)).reshape(self.M0.shape), L + 2 * half
+
+
+def body_polynomial(body: FlexibleBody) -> BodyPolynomial:
+    """The cached :class:`BodyPolynomial` of ``body``."""
+    polynomial = _POLYNOMIALS.get(body)
+    if polynomial is None:
+        polynomial = _POLYNOMIALS[body] = BodyPolynomial(body)
+    return polynomial
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross costs ~10 µs of axis handling per call)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _rotation_forces(Jw: np.ndarray, qd: np.ndarray, inertia: np.ndarray) -> np.ndarray:
@@ -48,7 +102,7 @@ def _rotation_forces(Jw: np.ndarray, qd: np.ndarray, inertia: np.ndarray) -> np.
     omega = Jr @ qd
     alpha = (Jw @ qd).imag / COMPLEX_STEP
     spin = inertia @ omega
-    return Jr.T @ (inertia @ alpha + np.cross(omega, spin))
+    return Jr.T @ (inertia @ alpha + cross(omega, spin))
 
 
 def _point_forces(Jv: np.ndarray, qd: np.ndarray, mass: float) -> np.ndarray:
@@ -68,18 +122,23 @@ def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray) -> np
     # Internal coordinates σ = (δ[, l]) and their rates, then m (+1) unit directions.
     sigma = np.concatenate([q[cols], [q[number - 1]]]) if translating else q[cols]
     sigma_dot = np.concatenate([qd[cols], [qd[number - 1]]]) if translating else qd[cols]
-    k = sigma.size
-    batch = sigma + 1j * COMPLEX_STEP * np.vstack([sigma_dot, np.eye(k)])
-    state = (batch[:, :-1], batch[:, -1]) if translating else (batch,)
-    masses = body.mass_matrix(*state)  # (1 + k, size, size)
-    Mb = masses[0].real
-    rates = masses.imag / COMPLEX_STEP  # [Ṁ_b, ∂M_b/∂σ_1, …]
+    if translating:  # M_b(δ, l) is not polynomial in l: evaluate it at σ + i h (σ̇, e_k)
+        k = sigma.size
+        batch = sigma + 1j * COMPLEX_STEP * np.vstack([sigma_dot, np.eye(k)])
+        masses = body.mass_matrix(batch[:, :-1], batch[:, -1])  # (1 + k, size, size)
+        Mb = masses[0].real
+        rate = masses[0].imag / COMPLEX_STEP  # Ṁ_b
+        gradient = masses[1:].imag / COMPLEX_STEP  # ∂M_b/∂σ_k
+    else:
+        Mb, flat = body_polynomial(body).terms(sigma)
+        gradient = flat.reshape(sigma.size, *Mb.shape)
+        rate = (sigma_dot @ flat).reshape(Mb.shape)
     p = Mb @ nu
-    force = Mb @ a + rates[0] @ nu
+    force = Mb @ a + rate @ nu
     v, Omega = nu[:3], nu[3:6]
-    force[:3] += np.cross(Omega, p[:3])
-    force[3:6] += np.cross(Omega, p[3:6]) + np.cross(v, p[:3])
-    force[6:] -= 0.5 * np.einsum("i,kij,j->k", nu, rates[1:], nu)
+    force[:3] += cross(Omega, p[:3])
+    force[3:6] += cross(Omega, p[3:6]) + cross(v, p[:3])
+    force[6:] -= 0.5 * (gradient @ nu) @ nu
     return Jr.T @ force
 
 

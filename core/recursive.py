@@ -32,8 +32,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg
 
+from core.newton_euler import body_polynomial
 from core.rotations import skew
 
 
@@ -109,8 +109,11 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
             X[:3, :3] = R.T
             X[3:6, 3:6] = R.T
             X[6:, 6:] = np.eye(k)
-            state = (q[sigma[:-1]][None], q[sigma[-1:]]) if translating else (q[sigma][None],)
-            M += X.T @ body.mass_matrix(*state)[0] @ X
+            if translating:
+                Mb = body.mass_matrix(q[sigma[:-1]][None], q[sigma[-1:]])[0]
+            else:
+                Mb = body_polynomial(body).mass_matrix(q[sigma])
+            M += X.T @ Mb @ X
         else:
             R = f.R_link[0]
             c = R @ np.asarray(link.com)
@@ -161,13 +164,14 @@ def articulated_solve(model, q: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         if b.armature is not None:
             D = D + b.armature
         # D = L Lᵀ; the Schur complement I^A − U D⁻¹ Uᵀ = I^A − WᵀW with W = L⁻¹Uᵀ
-        # (an explicit D⁻¹ loses cond(D)·ε, large for the slope rows of beam elements).
-        L[i] = np.linalg.cholesky(D)
-        W[i] = scipy.linalg.solve_triangular(L[i], U[i].T, lower=True)
+        # (an explicit D⁻¹ loses cond(D)·ε, large for the slope rows of beam elements;
+        # L⁻¹ only √cond(D)·ε).
+        L[i] = np.linalg.inv(np.linalg.cholesky(D))  # L⁻¹ (small, triangular)
+        W[i] = L[i] @ U[i].T
         tau[i] = rhs[b.u] - b.S.T @ pA[i]
         if i == 0:
             break
-        t = scipy.linalg.solve_triangular(L[i], tau[i], lower=True)
+        t = L[i] @ tau[i]
         Ia = IA[i][:6, :6] - W[i][:, :6].T @ W[i][:, :6]
         pa = pA[i][:6] + W[i][:, :6].T @ t
         A = b.A  # rows 6: of the full map are zero
@@ -179,7 +183,7 @@ def articulated_solve(model, q: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         a = np.zeros(b.inertia.shape[0])
         if previous is not None:
             a[:6] = b.A @ previous
-        ud = scipy.linalg.cho_solve((L[i], True), tau[i] - U[i].T @ a)
+        ud = L[i].T @ (L[i] @ (tau[i] - U[i].T @ a))
         qdd[b.u] = ud
         previous = a + b.S @ ud
     return qdd
