@@ -30,26 +30,38 @@ themselves still come from :class:`~core.kinematics.ChainKinematics`
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 
 from core.newton_euler import body_polynomial
-from core.rotations import skew
 
 
 class RecursiveNotSupported(UserWarning):
     """The recursive solver cannot handle a feature of this model and fell back to ``"composite"``."""
 
 
+def _skew(v: np.ndarray) -> np.ndarray:
+    """ṽ of one 3-vector (core.rotations.skew handles batches, at ~5× the cost)."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
 def _spatial_inertia(mass: float, c: np.ndarray, inertia: np.ndarray) -> np.ndarray:
-    """6×6 inertia of a rigid body in spatial (base-origin) coordinates: mass [kg] at the
-    base point c [m], rotational inertia [kg m²] about c in base axes."""
-    C = skew(c)
+    """6×6 inertia of a rigid body for twists about a point: mass [kg] at c [m] from that
+    point, rotational inertia [kg m²] about c, base axes."""
+    C = _skew(c)
     out = np.empty((6, 6))
     out[:3, :3] = mass * np.eye(3)
     out[:3, 3:] = -mass * C
     out[3:, :3] = mass * C
     out[3:, 3:] = inertia - mass * C @ C
+    return out
+
+
+def _shift(r: np.ndarray, twist: np.ndarray) -> np.ndarray:
+    """Twists (rows v at point a, ω; shape (6, k)) moved to point a + r: v − r̃ ω."""
+    out = twist.copy()
+    out[:3] -= _skew(r) @ twist[3:]
     return out
 
 
@@ -59,11 +71,33 @@ class _Body:
     __slots__ = ("A", "S", "armature", "inertia", "u")
 
 
-def _shift(r: np.ndarray) -> np.ndarray:
-    """6×6 map of a twist (v at point a, ω) to (v at point a + r, ω), base axes."""
-    T = np.eye(6)
-    T[:3, 3:] = -skew(r)
-    return T
+class _Layout:
+    """The configuration-independent structure of a chain for the recursion."""
+
+    def __init__(self, model) -> None:
+        B = model._B
+        self.sigma, self.u, self.armature, self.hub, self.payloads, self.inertia = [], [], [], [], [], []
+        for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links, strict=True)):
+            number = i + 1
+            translating = number in model.translating
+            sigma = list(range(model.n_dof)[model.flex_columns[number]]) if link.is_flexible else []
+            if translating:
+                sigma.append(i)
+            u = np.array(sigma if translating else [i, *sigma], dtype=int)
+            self.sigma.append(np.array(sigma, dtype=int))
+            self.u.append(u)
+            self.armature.append(
+                joint.reflected_inertia * np.outer(B[u, i], B[u, i]) if joint.motor_inertia else None
+            )
+            # The hub turns with the beam root (pinned frames): ω_hub = ω_i + z (bᵀ σ̇).
+            self.hub.append(B[sigma, i] if joint.hub_inertia and joint.kind == "revolute" else None)
+            self.payloads.append([(p.mass, p.inertia_tensor()) for p in model._payloads(number)])
+            self.inertia.append(
+                None if link.is_flexible else (link.mass, np.asarray(link.com), link.inertia_tensor())
+            )
+
+
+_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def chain_bodies(model, q: np.ndarray) -> list[_Body]:
@@ -73,66 +107,72 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
     keeps the spatial inertias free of the large offsets (and cancellations) of
     base-origin coordinates; ``A`` of body i maps ν_{i−1} to its frame twist.
     """
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        layout = _LAYOUTS[model] = _Layout(model)
     frames = model._real_terms(q)["frames"]
-    B = model._B
     bodies = []
     previous = None  # (p_tip, tip twist columns about p_tip, p_link) of the parent
-    for i, (joint, link, f) in enumerate(zip(model.arm.joints, model.arm.links, frames, strict=True)):
+    for i, (joint, f) in enumerate(zip(model.arm.joints, frames, strict=True)):
         number = i + 1
         translating = number in model.translating
-        sigma = list(range(model.n_dof)[model.flex_columns[number]]) if link.is_flexible else []
-        if translating:
-            sigma.append(i)
-        k = len(sigma)
-        p, Jv, Jw = f.p_link[0], f.Jv_link[0], f.Jw_link[0]
+        sigma = layout.sigma[i]
+        k = sigma.size
+        p = f.p_link[0]
         b = _Body()
-        b.u = np.array(sigma if translating else [i, *sigma], dtype=int)
+        b.u = layout.u[i]
+        b.armature = layout.armature[i]
         b.S = np.zeros((6 + k, b.u.size))
         if not translating:
-            # The joint axis passes through p_i: s_i = (ż-free velocity of p_i, ω) per unit q̇_i.
-            b.S[:3, 0] = Jv[:, i]
-            b.S[3:6, 0] = Jw[:, i]
+            # The joint axis passes through p_i: s_i = (velocity of p_i, ω) per unit q̇_i.
+            b.S[:3, 0] = f.Jv_link[0][:, i]
+            b.S[3:6, 0] = f.Jw_link[0][:, i]
         b.S[6:, b.u.size - k :] = np.eye(k)
         if previous is None:
             b.A = None
         else:
             p_tip_parent, P_parent, p_parent = previous
-            b.A = np.hstack([_shift(p - p_parent), _shift(p - p_tip_parent) @ P_parent])
+            b.A = np.empty((6, 6 + P_parent.shape[1]))
+            b.A[:, :6] = _shift(p - p_parent, np.eye(6))
+            b.A[:, 6:] = _shift(p - p_tip_parent, P_parent)
         p_tip = f.p_tip[0]
         P = np.vstack([f.Jv_tip[0][:, sigma], f.Jw_tip[0][:, sigma]])  # tip twist about p_tip per σ̇
         previous = (p_tip, P, p)
-        M = np.zeros((6 + k, 6 + k))
-        if link.is_flexible:
+        rigid = layout.inertia[i]
+        if rigid is None:
             body = model.bodies[number]
             R = f.R_body[0]
-            X = np.zeros((6 + k, 6 + k))
-            X[:3, :3] = R.T
-            X[3:6, 3:6] = R.T
-            X[6:, 6:] = np.eye(k)
             if translating:
                 Mb = body.mass_matrix(q[sigma[:-1]][None], q[sigma[-1:]])[0]
             else:
                 Mb = body_polynomial(body).mass_matrix(q[sigma])
-            M += X.T @ Mb @ X
+            # ν_b = X ν_i with X = diag(Rᵀ, Rᵀ, 1): rotate the (v, Ω) rows and columns.
+            M = Mb.copy()
+            for r in (slice(0, 3), slice(3, 6)):
+                M[r] = R @ M[r]
+                M[:, r] = M[:, r] @ R.T
         else:
+            M = np.zeros((6 + k, 6 + k))
+            mass, com, tensor = rigid
             R = f.R_link[0]
-            c = R @ np.asarray(link.com)
-            M[:6, :6] += _spatial_inertia(link.mass, c, R @ link.inertia_tensor() @ R.T)
+            M[:6, :6] = _spatial_inertia(mass, R @ com, R @ tensor @ R.T)
         if joint.hub_mass:
             M[:3, :3] += joint.hub_mass * np.eye(3)
-        if joint.hub_inertia and joint.kind == "revolute":
+        if layout.hub[i] is not None:
             z = f.z_joint[0]
             L = np.zeros((3, 6 + k))
             L[:, 3:6] = np.eye(3)
-            L[:, 6:] = np.outer(z, B[sigma, i])  # the hub turns with the beam root (pinned frames)
-            M += joint.hub_inertia * (L.T @ np.outer(z, z) @ L)
-        tip = np.hstack([_shift(p_tip - p), P])
-        for payload in model._payloads(number):
+            L[:, 6:] = np.outer(z, layout.hub[i])
+            w = z @ L  # the hub's rate about z per ν_i
+            M += joint.hub_inertia * np.outer(w, w)
+        if layout.payloads[i]:
+            tip = np.empty((6, 6 + k))
+            tip[:, :6] = _shift(p_tip - p, np.eye(6))
+            tip[:, 6:] = P
             R = f.R_end[0]
-            spatial = _spatial_inertia(payload.mass, np.zeros(3), R @ payload.inertia_tensor() @ R.T)
-            M += tip.T @ spatial @ tip
+            for mass, tensor in layout.payloads[i]:
+                M += tip.T @ _spatial_inertia(mass, np.zeros(3), R @ tensor @ R.T) @ tip
         b.inertia = M
-        b.armature = joint.reflected_inertia * np.outer(B[b.u, i], B[b.u, i]) if joint.motor_inertia else None
         bodies.append(b)
     return bodies
 

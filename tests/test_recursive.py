@@ -64,15 +64,15 @@ def test_bias_forces_are_quadratic_in_the_rates():
 def test_recursive_solver_agrees_with_composite(backend, data):
     """``solver="recursive"`` (articulated bodies) equals the Cholesky solve of M: every feature
     of the strategies (hubs, motors, lumped masses, payloads, pinned and clamped frames, one and
-    two planes, prismatic joints, translating links). Measured worst 4.0e-12 of max|q̈| over 200
-    random arms and states of both backends (the composite solve itself has errors of
-    cond(M)·ε, cond(M) up to ~1e5 for beam elements); tolerance 1e-11."""
+    two planes, prismatic joints, translating links). Both solves are backward stable: over
+    ~1600 random arms and states of both backends the difference stayed below 0.51·cond(M)·ε
+    and 4.6e-11 of max|q̈| (cond(M) up to 2e7 for beam elements); tolerance 1e-10 (issue 13)."""
     model = data.draw(models(backend))
     q, qd = data.draw(states(model))
     tau = np.asarray(data.draw(st.lists(st.floats(-5, 5), min_size=model.n_joints, max_size=model.n_joints)))
     composite = model.forward_dynamics(q, qd, tau)
     recursive = model.forward_dynamics(q, qd, tau, solver="recursive")
-    assert np.max(np.abs(recursive - composite)) <= 1e-11 * np.max(np.abs(composite))
+    assert np.max(np.abs(recursive - composite)) <= 1e-10 * np.max(np.abs(composite))
 
 
 @BACKENDS
