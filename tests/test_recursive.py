@@ -135,3 +135,21 @@ def test_generalized_forces_equal_the_christoffel_expression(backend, data):
     ]
     scale = max(np.max(np.abs(t)) for t in terms)
     assert np.max(np.abs(model.generalized_forces(q, qd, qdd) - sum(terms))) <= 1e-14 * scale
+
+
+def test_recursive_solver_falls_back_with_a_warning_for_other_models():
+    """A Model that is not a ChainModel gets the composite solve and a RecursiveNotSupported warning."""
+    from core.model import Model
+    from core.recursive import RecursiveNotSupported
+
+    chain = AssumedModesModel(presets.lumped_two_link(), modes=2)
+    delegated = [*Model.__abstractmethods__, "elastic_forces", "bias_forces"]
+    namespace = {name: (lambda n: lambda self, *args: getattr(chain, n)(*args))(name) for name in delegated}
+    namespace["coordinates"] = property(lambda self: chain.coordinates)
+    namespace["n_joints"] = property(lambda self: chain.n_joints)
+    model = type("Wrapped", (Model,), namespace)()  # the primitives of ``chain``, not a ChainModel
+    rng = np.random.default_rng(5)
+    q, qd, tau = 0.1 * rng.standard_normal(6), rng.standard_normal(6), rng.standard_normal(2)
+    with pytest.warns(RecursiveNotSupported, match="needs a ChainModel, got Wrapped"):
+        qdd = model.forward_dynamics(q, qd, tau, solver="recursive")
+    np.testing.assert_array_equal(qdd, chain.forward_dynamics(q, qd, tau))
