@@ -34,7 +34,6 @@ forward dynamics needs one kinematics pass per state.
 
 from __future__ import annotations
 
-import copy
 import weakref
 
 import numpy as np
@@ -146,10 +145,8 @@ def _real_frames(frames) -> list:
     """The real parts of a list of complex LinkFrames (the frames at q, error O(h²))."""
     out = []
     for f in frames:
-        real = copy.copy(f)
-        for name, value in vars(f).items():
-            if value is not None:
-                setattr(real, name, value.real)
+        real = object.__new__(type(f))  # a shallow copy without copy.copy's dispatch (~5 µs)
+        real.__dict__.update({name: None if v is None else v.real for name, v in vars(f).items()})
         out.append(real)
     return out
 
