@@ -124,7 +124,7 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
     M = model.mass_matrix(q)
     B = model.input_matrix(q)
     H = (
-        model.coriolis_matrix(q, qd) @ qd
+        model.bias_forces(q, qd)
         + model.damping_matrix(q) @ qd
         + model.elastic_forces(q)
         + model.gravity_forces(q)

@@ -22,7 +22,10 @@ Kinetic energy, body by body (frames and Jacobians from
 
 M(q) = Σ Jᵀ M_body J is assembled from these. ∂M/∂q_k comes from the
 complex step (exact to round-off, :mod:`core.rotations`), which makes C from
-the Christoffel symbols exact and Ṁ − 2C skew to round-off.
+the Christoffel symbols exact and Ṁ − 2C skew to round-off. Forward and
+inverse dynamics do not use ∂M/∂q: M and G come from one real kinematics pass,
+h = C q̇ from :meth:`ChainModel.bias_forces` (:mod:`core.newton_euler`), and
+``solver="recursive"`` from the articulated-body recursion of :mod:`core.recursive`.
 
 Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 τ_c = −F_c tanh(u/ε) (default, ε = ``coulomb_velocity``) or ``"sign"``
@@ -44,13 +47,17 @@ from core.basis import BeamBasis, TranslatingBasis
 from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
 from core.flexible_body import FlexibleBody, TranslatingBody
 from core.kinematics import ChainKinematics, TipMap, check_free_length
-from core.model import Model
+from core.model import SOLVERS, Model
+from core.newton_euler import bias_terms
+from core.recursive import recursive_solver
 from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
 #: How many recent configurations keep M, ∂M/∂q and G cached.
 DERIVATIVE_CACHE = 8
+
+SOLVERS["recursive"] = recursive_solver
 
 
 class ChainModel(Model):
@@ -157,6 +164,7 @@ class ChainModel(Model):
         self._K = self._build_stiffness()
         self._D = self._build_damping()
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
+        self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G; see _real_terms
 
     def rebuild(self, arm: Arm) -> ChainModel:
         """The same discretization on another arm (see :meth:`Model.rebuild`).
@@ -307,7 +315,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._mass_batch(q[None])[0]
-        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[0].copy()
+        return self._real_mass_matrix(q).copy()
 
     def _terms_from_bytes(self, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M, ∂M/∂q and G at one real q from a single batched pass.
@@ -397,7 +405,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._gravity_batch(q[None])[0]
-        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[2].copy()
+        return self._real_gravity(q).copy()
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
@@ -487,3 +495,44 @@ class ChainModel(Model):
     def tip_position(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]
+
+    # -- dynamics without ∂M/∂q ---------------------------------------------------
+    def _real_terms(self, q: np.ndarray) -> dict:
+        """Cached per-configuration data at a real q: ``frames`` (one real kinematics pass, or the
+        real part of the pass of :meth:`bias_forces`), ``M`` and ``G`` (filled on first use)."""
+        key = np.ascontiguousarray(q, dtype=float).tobytes()
+        terms = self._real_cache.get(key)
+        if terms is None:
+            terms = self._remember(key, self.kinematics.frames(np.frombuffer(key, dtype=float)[None]))
+        return terms
+
+    def _remember(self, key: bytes, frames: list) -> dict:
+        if len(self._real_cache) >= DERIVATIVE_CACHE:
+            self._real_cache.pop(next(iter(self._real_cache)))  # oldest first
+        terms = self._real_cache[key] = {"frames": frames}
+        return terms
+
+    def _real_mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        terms = self._real_terms(q)
+        if "M" not in terms:
+            terms["M"] = self._mass_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
+        return terms["M"]
+
+    def _real_gravity(self, q: np.ndarray) -> np.ndarray:
+        terms = self._real_terms(q)
+        if "G" not in terms:
+            terms["G"] = self._gravity_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
+        return terms["G"]
+
+    def bias_forces(self, q, qd) -> np.ndarray:
+        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.newton_euler.bias_terms`).
+
+        The frames of the same pass are cached for the :meth:`mass_matrix`,
+        :meth:`gravity_forces` and recursive-solver calls at the same q.
+        """
+        q, qd = self._state(q, qd)
+        h, frames = bias_terms(self, q, qd)
+        key = q.tobytes()
+        if key not in self._real_cache:
+            self._remember(key, frames)
+        return h

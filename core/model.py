@@ -193,7 +193,7 @@ class Model(ABC):
             tau = tau + self.friction_forces(q, qd)
         return (
             B @ tau
-            - self.coriolis_matrix(q, qd) @ qd
+            - self.bias_forces(q, qd)
             - self.damping_matrix(q) @ qd
             - self.elastic_forces(q)
             - self.gravity_forces(q)
@@ -217,7 +217,7 @@ class Model(ABC):
         qdd = np.asarray(qdd, dtype=float)
         return (
             self.mass_matrix(q) @ qdd
-            + self.coriolis_matrix(q, qd) @ qd
+            + self.bias_forces(q, qd)
             + self.damping_matrix(q) @ qd
             + self.elastic_forces(q)
             + self.gravity_forces(q)
@@ -339,3 +339,15 @@ class Model(ABC):
                 stacklevel=2,
             )
         return np.sign(eigenvalues) * np.sqrt(np.abs(eigenvalues))
+
+    def bias_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The velocity-product forces h(q, q̇) = C(q, q̇) q̇ [N or N m], shape (n_dof,).
+
+        Only the Coriolis and centrifugal terms: gravity, elastic, damping and
+        friction forces are separate primitives. This default uses the
+        Christoffel path (:meth:`coriolis_matrix`); backends override it with a
+        pass that needs no ∂M/∂q (:func:`core.newton_euler.dynamics_terms`),
+        and forward and inverse dynamics call this method.
+        """
+        q, qd = self._state(q, qd)
+        return self.coriolis_matrix(q, qd) @ qd
