@@ -169,6 +169,12 @@ class Model(ABC):
         qd = np.zeros(self.n_dof) if qd is None else np.asarray(qd, dtype=float)
         if qd.shape != (self.n_dof,):
             raise ValueError(f"qd must have shape ({self.n_dof},), got {qd.shape}")
+        for name, value in (("q", q), ("qd", qd)):
+            if not np.all(np.isfinite(value)):
+                bad = np.flatnonzero(~np.isfinite(value))
+                raise ValueError(
+                    f"{name} must be finite, got {float(value[bad[0]])!r} at {self.coordinates[bad[0]]} (index {bad[0]})"
+                )
         return q, qd
 
     def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from pydantic import (
     StrictInt,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from amm.model import fixed_length_families
@@ -58,12 +59,18 @@ class StudySection(_Section):
         return value
 
 
+def _vector3(value: list[float]) -> list[float]:
+    if len(value) != 3:
+        raise ValueError("must hold exactly 3 values (x, y, z)")
+    return value
+
+
 class ArmSection(_Section):
     preset: str | None = None
     links: list[dict[str, Any]] | None = None
     joints: list[dict[str, Any]] | None = None
     payload: dict[str, Any] | None = None
-    gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    gravity: Annotated[list[float], AfterValidator(_vector3)] = [0.0, 0.0, 0.0]  # m/s², base frame
     tip_rotation: Literal["slope", "chord"] = "slope"
 
     @field_validator("preset")
@@ -114,7 +121,26 @@ class ReportSection(_Section):
 class ExecutionSection(_Section):
     executor: Literal["serial", "processes", "dask"] = "serial"
     workers: PositiveInt = 1
-    scheduler: str | None = None
+    scheduler: str | None = None  # dask only: the scheduler's address, e.g. "tcp://127.0.0.1:8786"
+
+    @field_validator("scheduler")
+    @classmethod
+    def _scheduler(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(
+            r"(tcp|tls|inproc|ucx|ws|wss)://[^\s/:]+(:\d{1,5})?/?", value
+        ):
+            raise ValueError("must be a scheduler address like 'tcp://host:8786'")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExecutionSection:
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError(f"scheduler applies to the dask executor only, got executor {self.executor!r}")
+        if self.workers > 1 and self.executor == "serial":
+            raise ValueError(
+                "workers > 1 needs executor 'processes' or 'dask' (serial runs one case at a time)"
+            )
+        return self
 
 
 class StudyConfig(_Section):
@@ -136,14 +162,32 @@ def _path(location: tuple) -> str:
     return "".join(parts)
 
 
+#: Values longer than this are cut in messages (a pasted megabyte is not echoed back).
+SHOWN_CHARACTERS = 80
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to :data:`SHOWN_CHARACTERS` with the full length said."""
+    text = repr(value)
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}… ({len(text)} characters)"
+
+
 def _message(error: dict) -> str:
     kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
     if kind == "greater_than":
         text = f"must be > {ctx['gt']}"
     elif kind == "greater_than_equal":
         text = f"must be >= {ctx['ge']}"
-    elif kind == "too_short":
+    elif kind == "too_short" and ctx.get("min_length", 1) <= 1:
         return "must not be empty"
+    elif kind in ("too_short", "too_long") and ctx.get("min_length") == ctx.get("max_length"):
+        text = f"must hold exactly {ctx['min_length']} values"
+    elif kind == "too_short":
+        text = f"must hold at least {ctx['min_length']} values"
+    elif kind == "too_long":
+        text = f"must hold at most {ctx['max_length']} values"
     elif kind == "extra_forbidden":
         return "unknown key"
     elif kind == "missing":
@@ -154,7 +198,7 @@ def _message(error: dict) -> str:
         text = str(ctx.get("error", error["msg"]))
     else:
         text = error["msg"][0].lower() + error["msg"][1:]
-    return f"{text}, got {value!r}"
+    return f"{text}, got {shown(value)}"
 
 
 def _validation_error(error: ValidationError, prefix: str = "") -> ConfigError:
@@ -189,9 +233,13 @@ def load_config(path: str | Path) -> StudyConfig:
     """Read and validate a TOML study file."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: not a UTF-8 text file (byte {error.object[error.start]:#04x} at offset {error.start})"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

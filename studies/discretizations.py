@@ -67,6 +67,15 @@ class Discretization:
         """E.g. ``"AMM clamped-free x4"``."""
         return f"{self.spec.label} {self.shape} x{self.size}"
 
+    def coordinates(self, arm: Arm) -> int:
+        """The number of generalized coordinates of the model of ``arm``, without building it."""
+        per_plane = self.spec.coordinates_per_plane(self.size)
+        planes = sum(
+            2 if (arm.links[k - 1].EI_out is not None and not arm.is_planar) else 1
+            for k in arm.flexible_links
+        )
+        return arm.n_joints + planes * per_plane
+
     def columns(self) -> dict[str, Any]:
         """The :data:`SWEEP_COLUMNS` of this discretization (None where it has no such size)."""
         sizes = {column: None for column in ("modes", "elements")}
@@ -107,12 +116,16 @@ class Backend:
         values, in order without repeats (FEM: the frame each family implies).
     build : callable
         ``build(arm, discretization, reference) -> Model``.
+    coordinates_per_plane : callable
+        size → flexible coordinates per bending plane of a link (for estimates
+        before anything is built).
     """
 
     label: str
     size_column: str
     shapes: Callable[[Sequence[str]], list[str]]
     build: Callable[[Arm, Discretization, Any], Model]
+    coordinates_per_plane: Callable[[int], int]
 
 
 def _amm_model(arm: Arm, d: Discretization, reference) -> Model:
@@ -129,12 +142,13 @@ def _fem_model(arm: Arm, d: Discretization, reference) -> Model:
 
 #: Backends by config name.
 BACKENDS: dict[str, Backend] = {
-    "amm": Backend("AMM", "modes", lambda names: list(dict.fromkeys(names)), _amm_model),
+    "amm": Backend("AMM", "modes", lambda names: list(dict.fromkeys(names)), _amm_model, lambda modes: modes),
     "fem": Backend(
         "FEM",
         "elements",
         lambda names: list(dict.fromkeys(shapes.FAMILIES[name].frame for name in names)),
         _fem_model,
+        lambda elements: 2 * elements,  # w and θ per node, two nodal values fixed by either frame
     ),
 }
 

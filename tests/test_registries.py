@@ -105,6 +105,7 @@ def toy_backend(monkeypatch):
         lambda arm, d, reference: AssumedModesModel(
             arm, shape=d.shape, modes=d.size + 1, reference=reference
         ),
+        lambda modes: modes + 1,
     )
     monkeypatch.setitem(BACKENDS, "toy", backend)
 

@@ -394,3 +394,70 @@ def test_simulation_study_reports_time_histories(tmp_path):
     assert "wall_time" not in results.columns  # the CSVs stay a function of the config
     bad = text.replace('kind = "pd"', 'kind = "pid"')
     assert run_cli("run", str(write(tmp_path, bad, "bad.toml"))) == 2
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("modes = [1, 2, 4]", "modes = [true]"), "sweep.modes[1]: "),
+        (
+            ("n_frequencies = 2", "n_frequencies = 2\nconfiguration = [0.1, 0.2]"),
+            "analysis.configuration: needs 1 joint values, got 2",
+        ),
+        (
+            ("[report]", '[execution]\nexecutor = "dask"\nscheduler = "not a url"\n\n[report]'),
+            "execution.scheduler: must be a scheduler address",
+        ),
+        (
+            ("[report]", "[execution]\nworkers = 2\n\n[report]"),
+            "execution: workers > 1 needs executor 'processes' or 'dask'",
+        ),
+        (
+            ("modes = [1, 2, 4]", "modes = [100000]"),
+            "sweep: case 1 (AMM clamped-free x100000) has 100001 coordinates, above the limit of 4000",
+        ),
+        (('name = "small"', 'name = "' + "x" * 10_000 + '"'), "… (10002 characters)"),
+    ],
+)
+def test_bad_inputs_are_refused_up_front(change, message, tmp_path, capsys):
+    """The bad-input table of issue 15 that the config layer owns: exit 2, one line, no traceback."""
+    path = write(tmp_path, SMALL.replace(*change))
+    assert run_cli("show", str(path)) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err and len(err) < 400
+
+
+def test_gravity_needs_three_components(tmp_path, capsys):
+    path = write(
+        tmp_path,
+        SMALL.replace('preset = "one-flexible-link"', 'preset = "one-flexible-link"\ngravity = [0.0, -9.81]'),
+    )
+    assert run_cli("show", str(path)) == 2
+    assert "arm.gravity: must hold exactly 3 values (x, y, z), got [0.0, -9.81]" in capsys.readouterr().err
+
+
+def test_command_line_mistakes_exit_2(tmp_path, capsys):
+    path = write(tmp_path, SMALL)
+    (tmp_path / "a-file").write_text("x")
+    assert run_cli("run", str(path), "--output", str(tmp_path / "a-file")) == 2
+    assert "--output: " in capsys.readouterr().err
+    assert run_cli("run", str(path), "--workers", "2") == 2
+    assert "--workers: 2 workers need [execution] executor" in capsys.readouterr().err
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(SMALL.replace('"small"', '"sm\xe4ll"').encode("latin-1"))
+    assert run_cli("show", str(latin)) == 2
+    assert "not a UTF-8 text file (byte 0xe4" in capsys.readouterr().err
+    big = write(tmp_path, SMALL.replace("modes = [1, 2, 4]", "modes = [5000]"), "big.toml")
+    assert run_cli("show", str(big), "--force") == 0
+
+
+def test_nan_in_a_state_names_the_coordinate():
+    from amm import AssumedModesModel
+    from core.presets import lumped_two_link
+
+    model = AssumedModesModel(lumped_two_link(), modes=2)
+    q = model.home()
+    q[3] = np.nan
+    with pytest.raises(ValueError, match=r"q must be finite, got nan at w1_2 \(index 3\)"):
+        model.forward_dynamics(q, np.zeros(model.n_dof), np.zeros(2))

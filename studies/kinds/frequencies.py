@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +33,13 @@ def frequency_rows(arm: Arm, case: Case, analysis: FrequencyAnalysis) -> list[di
     q = model.home()
     q[: arm.n_joints] = joints
     omega = model.natural_frequencies(q, analysis.joints)
+    if omega.size < analysis.n_frequencies:
+        warnings.warn(
+            f"analysis.n_frequencies: {case.discretization.label} has {omega.size} frequencies "
+            f"({analysis.joints} joints), fewer than the {analysis.n_frequencies} asked for",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return [
         {
             **case.columns(),
