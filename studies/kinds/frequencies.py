@@ -60,7 +60,12 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis)
     AMM, then the later case), labelled as such.
     """
     results = results.copy()
-    exact = exact_locked_frequencies(arm, int(results["mode"].max())) if analysis.joints == "locked" else None
+    joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
+    exact = (
+        exact_locked_frequencies(arm, int(results["mode"].max()), joints)
+        if analysis.joints == "locked"
+        else None
+    )
     if exact is not None:
         values, source = exact
         results["reference"] = values[results["mode"].to_numpy() - 1]
