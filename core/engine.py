@@ -286,6 +286,26 @@ class ChainModel(Model):
         H[:, columns] = complex_step_jacobian(self.elastic_forces, q, columns)
         return 0.5 * (H + H.T)
 
+    def elastic_coordinates(self, q) -> tuple[np.ndarray, np.ndarray] | None:
+        """(Z, K_z): q = Z z with the elastic stiffness Zᵀ K Z = K_z exact (see
+        :class:`~core.basis.BeamBasis` ``deformations``); None with translating links
+        (their stiffness depends on the free length)."""
+        if self.translating:
+            return None
+        Z = np.eye(self.n_dof)
+        K_z = np.zeros((self.n_dof, self.n_dof))
+        for number, basis in self.bases.items():
+            link, body = self.arm.links[number - 1], self.bodies[number]
+            T = np.eye(basis.n) if basis.deformations is None else basis.deformations
+            K = basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness
+            E_y, E_z = body.E
+            cols = self.flex_columns[number]
+            Z[cols, cols] = E_y.T @ T @ E_y + E_z.T @ T @ E_z
+            K_z[cols, cols] = link.EI * E_y.T @ K @ E_y
+            if body.planes == 2:
+                K_z[cols, cols] += link.EI_out * E_z.T @ K @ E_z
+        return Z, K_z
+
     def damping_matrix(self, q) -> np.ndarray:
         D = self._D.copy()
         for number in self.translating:

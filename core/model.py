@@ -50,6 +50,30 @@ def _composite(model: Model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> 
 
 SOLVERS["composite"] = _composite
 
+
+def _lowest_first(K: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """Eigenvalues of K x = λ M x, ascending, accurate at the low end.
+
+    The low eigenvalues of a stiff pencil are the large ones of the inverse
+    pencil M x = μ (K + σM) x, λ = 1/μ − σ, which ``eigh`` resolves to
+    relative round-off; solved directly, the lowest λ of a fine FEM mesh carry
+    an error ~ε λ_max (measured: 2e-7 at 128 elements). σ = 0 when K is positive
+    definite; otherwise (free joints, an unstable configuration) a shift above
+    the most negative eigenvalue, from a first direct solve.
+    """
+    try:
+        scipy.linalg.cho_factor(K)
+        sigma = 0.0
+    except np.linalg.LinAlgError:
+        estimate = scipy.linalg.eigh(K, M, eigvals_only=True)
+        size = np.abs(estimate)
+        resolved = size[size > RIGID_MODE_TOLERANCE * max(size.max(), 1e-300)]
+        scale = resolved.min() if resolved.size else 1.0
+        sigma = max(-estimate[0], 0.0) + 0.5 * scale
+    mu = scipy.linalg.eigh(M, K + sigma * M, eigvals_only=True)
+    return np.sort(1.0 / mu - sigma)
+
+
 #: Free joints without gravity: rigid-body eigenvalues above this fraction of
 #: the largest eigenvalue are reported (they should be round-off).
 RIGID_MODE_TOLERANCE = 1e-9
@@ -144,6 +168,12 @@ class Model(ABC):
     def elastic_forces(self, q: np.ndarray) -> np.ndarray:
         """∂V_e/∂q of the elastic energy V_e = ½ qᵀK(q)q; K q when K is constant."""
         return self.stiffness_matrix(q) @ q
+
+    def elastic_coordinates(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Optional (Z, K_z): coordinates q = Z z in which the elastic stiffness
+        Zᵀ (∂²V_e/∂q²) Z = K_z is known exactly (no cancellation); None if the
+        backend has none (then :meth:`elastic_stiffness` is used as is)."""
+        return None
 
     def elastic_stiffness(self, q: np.ndarray) -> np.ndarray:
         """∂²V_e/∂q², the Jacobian of :meth:`elastic_forces`; K when K is constant."""
@@ -316,16 +346,26 @@ class Model(ABC):
         q, _ = self._state(q)
         M = self.mass_matrix(q)
         gravity = self.gravity_stiffness(q)
-        K = self.elastic_stiffness(q) + gravity
-        K = 0.5 * (K + K.T)
+        transform = self.elastic_coordinates(q)
+        if transform is None:
+            Z, K = np.eye(self.n_dof), self.elastic_stiffness(q)
+        else:
+            Z, K = transform  # q = Z z, K exact in z
         if joints == "locked":
             B = self.input_matrix(q)
-            # Null space of Bᵀ = [I, B_fᵀ]: z_r = −B_fᵀ z_f.
-            Z = np.vstack([-B[self.flex].T, np.eye(self.n_dof - self.n_joints)])
-            M, K = Z.T @ M @ Z, Z.T @ K @ Z
+            # Null space of Bᵀ = [I, B_fᵀ]: q_r = −B_fᵀ q_f, and q_f = Z_ff z_f.
+            N = np.vstack([-B[self.flex].T, np.eye(self.n_dof - self.n_joints)])
+            W = N @ Z[self.flex, self.flex]
+            # The elastic stiffness has no joint rows: in z it is K_z's flexible block.
+            K = N.T @ K @ N if transform is None else K[self.flex, self.flex]
+        else:
+            W = Z
+        M = W.T @ M @ W
+        K = K + W.T @ gravity @ W
+        M, K = 0.5 * (M + M.T), 0.5 * (K + K.T)
         if M.shape[0] == 0:
             return np.zeros(0)
-        eigenvalues = scipy.linalg.eigh(K, M, eigvals_only=True)
+        eigenvalues = _lowest_first(K, M)
         if joints == "free" and not np.any(gravity):
             # Without gravity the joints carry no stiffness: exactly n_joints
             # rigid-body modes, whose computed eigenvalues are round-off of size

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 
 from core.basis import FRAMES, BeamBasis
@@ -91,6 +92,14 @@ def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBa
     def evaluate(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return interpolation(nodes, s, 0)[free], interpolation(nodes, s, 1)[free]
 
+    # Element deformations z = (a_e, b_e) (see fem.eigen): δ = T z is a running
+    # sum and the strain energy is block diagonal in z, exactly.
+    from fem.eigen import _RelativeCoordinates
+
+    relative = _RelativeCoordinates(nodes, pinned=bc == "pinned")
+    deformations = np.column_stack([relative.apply(e)[free] for e in np.eye(2 * elements)])
+    h = relative.h
+    blocks = np.stack([np.stack([12 / h**3, -6 / h**2], -1), np.stack([-6 / h**2, 4 / h], -1)], 1)
     last = 2 * elements
     return BeamBasis(
         length=float(nodes[-1]),
@@ -104,4 +113,6 @@ def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBa
         root_slope=unit[:, 1].copy(),
         evaluate=evaluate,
         description=f"{elements} Hermite elements, {bc}",
+        deformations=deformations,
+        deformation_stiffness=scipy.linalg.block_diag(*blocks),
     )
