@@ -21,8 +21,13 @@ of q is needed:
   configuration q + i h q̇ (h = :data:`~core.derivatives.COMPLEX_STEP`): the
   imaginary part of J(q + i h q̇) q̇ / h is Σ_j ∂(J q̇)/∂q_j q̇_j, exact to
   round-off, and the real parts are the frames at q (error O(h²));
-* Ṁ_b ν and ∂T/∂σ come from the body's own M_b(σ) at σ + i h σ̇ and σ + i h e_k
-  (m + 1 small evaluations of a matrix at most quadratic in δ).
+* Ṁ_b and ∂M_b/∂σ (for ∂T/∂σ) are the body's own: M_b is exactly quadratic in
+  δ, so its coefficients are read off once (:class:`BodyPolynomial`) and the
+  derivatives are small contractions; a translating link's M_b(δ, l) is not
+  polynomial in l and is evaluated at σ + i h σ̇ and σ + i h e_k instead.
+
+Checked against the Christoffel oracle C q̇ on random arms of both backends
+(tests/test_recursive.py): agreement to ~1e-15 of ‖M‖ |q̇|².
 
 Rigid links, hubs and payloads use the same result with the world-frame Euler
 form, m Jv_cᵀ a_c + Jwᵀ (I_w α + ω × I_w ω) (a_c, α the velocity-product parts
