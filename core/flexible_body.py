@@ -29,7 +29,7 @@ import numpy as np
 
 from core.arm import Link
 from core.basis import BeamBasis
-from core.rotations import skew
+from core.rotations import cross, skew
 
 
 def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +132,31 @@ class FlexibleBody:
         M[:, 6:, 3:6] = np.swapaxes(coupling, 1, 2)
         M[:, 6:, 6:] = self.M_δδ
         return M
+
+    def kinetic_gradient(self, delta: np.ndarray, nu: np.ndarray) -> np.ndarray:
+        """∂T/∂δ at fixed body velocity ν = (v, Ω, δ̇), T = ½ νᵀ M_b(δ) ν, shape (m,).
+
+        From the δ-dependent blocks of :meth:`mass_matrix` (one configuration,
+        δ and ν of shapes (m,) and (6 + m,)), in O(m²): T holds δ through
+        S₁ · (v × Ω), ½(tr Q |Ω|² − Ωᵀ Q Ω) and Ω_x δᵀ(N_yz − N_zy) δ̇, so
+
+            ∂T/∂δ = Aᵀ(v × Ω) + |Ω|² (N_yy + N_zz) δ − Ω_x (Ω_y B_y + Ω_z B_z)
+                    − ½ Σ_ac Ω_a Ω_c (N_ac + N_ca) δ + Ω_x (N_yz − N_zy) δ̇
+
+        (a, c over the bending rows y, z; B_y, B_z the rows of ∫sΦ dm).
+        """
+        v, omega, rate = nu[:3], nu[3:6], nu[6:]
+        gradient = self.A.T @ cross(v, omega)
+        gradient -= omega[0] * (omega[1] * self.B[1] + omega[2] * self.B[2])
+        for a in range(self.planes):
+            for c in range(self.planes):
+                N = self.N[a][c]
+                pair = N @ delta + N.T @ delta
+                gradient -= 0.5 * omega[1 + a] * omega[1 + c] * pair
+            gradient += (omega @ omega) * (self.N[a][a] @ delta)
+        if self.planes == 2:
+            gradient += omega[0] * ((self.N[0][1] - self.N[1][0]) @ rate)
+        return gradient
 
     def gravity_wrench(self, delta: np.ndarray, g_body: np.ndarray) -> np.ndarray:
         """Generalized gravity force conjugate to ν, shape (B, 6 + m), for δ (B, m), g_b (B, 3).

@@ -45,7 +45,7 @@ import numpy as np
 
 from core.derivatives import COMPLEX_STEP
 from core.flexible_body import FlexibleBody
-from core.rotations import skew
+from core.rotations import cross, skew
 
 _POLYNOMIALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -87,17 +87,30 @@ class BodyPolynomial:
         return (M0 + delta @ (L + half)).reshape(self.M0.shape), L + 2 * half
 
 
-def body_polynomial(body: FlexibleBody) -> BodyPolynomial:
-    """The cached :class:`BodyPolynomial` of ``body``."""
+#: Bodies with more flexible coordinates than this are not expanded into a
+#: :class:`BodyPolynomial`: its coefficients take O(m²(6 + m)²) memory (2.3 GB at
+#: m = 128, a 64-element FEM link), where evaluating M_b and the analytic
+#: :meth:`~core.flexible_body.FlexibleBody.kinetic_gradient` cost O(m²) per call.
+POLYNOMIAL_MAX_COORDINATES = 12
+
+
+def body_polynomial(body: FlexibleBody) -> BodyPolynomial | None:
+    """The cached :class:`BodyPolynomial` of ``body``, or None for a large body
+    (more than :data:`POLYNOMIAL_MAX_COORDINATES` coordinates)."""
+    if body.n_coordinates > POLYNOMIAL_MAX_COORDINATES:
+        return None
     polynomial = _POLYNOMIALS.get(body)
     if polynomial is None:
         polynomial = _POLYNOMIALS[body] = BodyPolynomial(body)
     return polynomial
 
 
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b of two 3-vectors (np.cross costs ~10 µs of axis handling per call)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+def body_mass(body: FlexibleBody, delta: np.ndarray) -> np.ndarray:
+    """M_b(δ) of a fixed-length flexible body at one real δ (m,), shape (6 + m, 6 + m)."""
+    polynomial = body_polynomial(body)
+    if polynomial is None:
+        return body.mass_matrix(delta[None])[0]
+    return polynomial.mass_matrix(delta)
 
 
 def _rotation_forces(Jw: np.ndarray, qd: np.ndarray, inertia: np.ndarray) -> np.ndarray:
@@ -133,16 +146,22 @@ def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray) -> np
         Mb = masses[0].real
         rate = masses[0].imag / COMPLEX_STEP  # Ṁ_b
         gradient = masses[1:].imag / COMPLEX_STEP  # ∂M_b/∂σ_k
-    else:
+    elif body_polynomial(body) is not None:
         Mb, flat = body_polynomial(body).terms(sigma)
         gradient = flat.reshape(sigma.size, *Mb.shape)
         rate = (sigma_dot @ flat).reshape(Mb.shape)
+    else:  # a large body: M_b and Ṁ_b from one complex evaluation, ∂T/∂δ analytic (O(m²))
+        masses = body.mass_matrix((sigma + 1j * COMPLEX_STEP * sigma_dot)[None])[0]
+        Mb, rate, gradient = masses.real, masses.imag / COMPLEX_STEP, None
     p = Mb @ nu
     force = Mb @ a + rate @ nu
     v, Omega = nu[:3], nu[3:6]
     force[:3] += cross(Omega, p[:3])
     force[3:6] += cross(Omega, p[3:6]) + cross(v, p[:3])
-    force[6:] -= 0.5 * (gradient @ nu) @ nu
+    if gradient is None:
+        force[6:] -= body.kinetic_gradient(sigma, nu)
+    else:
+        force[6:] -= 0.5 * (gradient @ nu) @ nu
     return Jr.T @ force
 
 

@@ -34,7 +34,7 @@ import weakref
 
 import numpy as np
 
-from core.newton_euler import body_polynomial
+from core.newton_euler import body_mass
 
 
 class RecursiveNotSupported(UserWarning):
@@ -145,7 +145,7 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
             if translating:
                 Mb = body.mass_matrix(q[sigma[:-1]][None], q[sigma[-1:]])[0]
             else:
-                Mb = body_polynomial(body).mass_matrix(q[sigma])
+                Mb = body_mass(body, q[sigma])
             # ν_b = X ν_i with X = diag(Rᵀ, Rᵀ, 1): rotate the (v, Ω) rows and columns.
             M = Mb.copy()
             for r in (slice(0, 3), slice(3, 6)):

@@ -30,6 +30,17 @@ def skew(v: np.ndarray) -> np.ndarray:
     return out
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b over the last axis (..., 3), written out: ``np.cross`` costs ~10–15 µs
+    of axis bookkeeping per call, which dominates the per-body work on small arms."""
+    a, b = np.asarray(a), np.asarray(b)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def rot_x(angle) -> np.ndarray:
     angle = np.asarray(angle)
     c, s = np.cos(angle), np.sin(angle)
