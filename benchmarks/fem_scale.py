@@ -16,9 +16,8 @@ slower and erratic on small matrices); the script warns if it is not set.
    and the error of ω₁ against the exact cantilever root.
 
 A series stops (and says so) once one call takes longer than ``--budget``
-seconds or its predicted dense memory (complex n_dof³ arrays of today's
-complex-step path) exceeds 4 GiB: nothing here is allowed to exhaust the
-machine.
+seconds or its dense n_dof × n_dof work would exceed 4 GiB: nothing here is
+allowed to exhaust the machine.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ from fem import FiniteElementModel
 from fem.assembly import assemble
 from studies.references import exact_locked_frequencies
 
-#: Refuse a run whose dense complex n_dof³ work array would exceed this [bytes].
+#: Refuse a run whose dense n_dof × n_dof work (about ten float arrays) would exceed this [bytes].
 MEMORY_LIMIT = 4 * 2**30
 
 
