@@ -40,7 +40,7 @@ def modal_basis(family: shapes.ShapeFamily, modes: int, length: float) -> BeamBa
 
     return BeamBasis(
         length=L,
-        frame="pinned" if family.name == "pinned-pinned" else "clamped",
+        frame=family.frame,
         mass=L * integrals.mass,
         first=L * integrals.mean,
         moment=L**2 * integrals.first_moment,

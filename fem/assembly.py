@@ -18,10 +18,11 @@ from typing import Literal
 import numpy as np
 import scipy.sparse
 
-from core.basis import BeamBasis
+from core.basis import FRAMES, BeamBasis
 from fem.element import element_matrices, hermite
 
-BOUNDARY_CONDITIONS = ("clamped", "pinned")
+#: The frames (boundary conditions) a mesh can be constrained by: the engine's frames.
+BOUNDARY_CONDITIONS = FRAMES
 
 
 def constrained_dofs(elements: int, bc: str) -> list[int]:

@@ -36,10 +36,13 @@ import scipy.sparse.linalg
 
 from fem.assembly import assemble
 from fem.mesh import graded_mesh, uniform_mesh
+from shapes import FAMILIES
 
 #: Below this many unknowns H is formed densely and solved with ``eigh``.
 DENSE_LIMIT = 64
-_FAMILY_BC = {"clamped-free": "clamped", "clamped-mass": "clamped", "pinned-pinned": "pinned"}
+#: The shape families whose boundary conditions a plain mesh reproduces; the frame each
+#: implies is the family's own (:attr:`shapes.ShapeFamily.frame`).
+_FAMILY_BC = {name: FAMILIES[name].frame for name in ("clamped-free", "clamped-mass", "pinned-pinned")}
 
 
 class _RelativeCoordinates:

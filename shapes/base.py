@@ -16,16 +16,18 @@ with μ = M/(ρA L), j = J/(ρA L³) the tip mass and tip rotary inertia ratios
 conditions the stiffness integrals are then diagonal,
 ∫₀¹ φ_i'' φ_j'' dη = β_i⁴ δ_ij.
 
-Subclasses implement three hooks:
+Subclasses set ``name`` and ``frame`` and implement five hooks:
 
 ``_roots(n)``
     the first ``n`` roots β_k, strictly increasing;
-``_coefficients(betas)``
+``_coefficients_for(betas)``
     whatever per-mode data ``_evaluate`` needs, computed once and cached;
 ``_evaluate(eta, betas, coefficients, derivative)``
     d^m φ_k/dη^m at the points ``eta`` for each mode, shape (n, len(eta));
 ``_boundary_residuals(betas, coefficients)``
-    relative residuals of the four boundary conditions, shape (n, 4).
+    relative residuals of the four boundary conditions, shape (n, 4);
+``_slice_coefficients(coefficients, n)``
+    the coefficients of the first ``n`` modes.
 
 The public methods validate arguments, cache, and slice: the first ``n`` modes
 of a family never depend on how many modes were asked for before, so the
@@ -121,6 +123,10 @@ class ShapeFamily(ABC):
 
     #: Registry name, e.g. ``"clamped-free"``.
     name: ClassVar[str]
+    #: The link frame the boundary conditions imply (one of :data:`core.basis.FRAMES`):
+    #: ``"clamped"`` (tangent at the joint) or ``"pinned"`` (along the chord). The AMM
+    #: basis carries it to the engine, and FEM reproduces the family with this frame.
+    frame: ClassVar[str]
 
     def __init__(self) -> None:
         self._betas = np.empty(0)

@@ -69,6 +69,8 @@ def _gram(beta: np.ndarray) -> np.ndarray:
 class _ClampedBeam(ShapeFamily):
     """Clamped at η = 0, tip mass ratio μ and tip inertia ratio j at η = 1."""
 
+    frame = "clamped"
+
     def __init__(self, mass_ratio: float = 0.0, inertia_ratio: float = 0.0) -> None:
         super().__init__()
         for field, value in (("mass_ratio", mass_ratio), ("inertia_ratio", inertia_ratio)):

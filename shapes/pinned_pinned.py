@@ -25,6 +25,7 @@ class PinnedPinned(ShapeFamily):
     """Shapes √2 sin(kπη) of a beam with both ends pinned (chord frame)."""
 
     name = "pinned-pinned"
+    frame = "pinned"
 
     def __repr__(self) -> str:
         return "PinnedPinned()"
