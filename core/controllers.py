@@ -1,5 +1,9 @@
 """Joint controllers (SPEC §7). One registry, :data:`CONTROLLERS`.
 
+Every registered controller has ``from_gains(arm, kp, kd)``, the constructor a
+study config (``[analysis.controller]``: ``kind``, ``kp``, ``kd``) uses; a new
+controller is one class here plus its entry in :data:`CONTROLLERS`.
+
 A controller is called as ``controller(t, q, qd, model, reference)`` and
 returns the joint inputs τ, shape (n_joints,). ``reference`` is
 ``(q_d, qd_d, qdd_d)`` of the trajectory at t (joint coordinates), or None
@@ -46,6 +50,14 @@ class FeedForward:
         return np.asarray(self.torque(t, reference), dtype=float)
 
     @classmethod
+    def from_gains(cls, arm, kp=0.0, kd=0.0) -> FeedForward:
+        """The rigid inverse dynamics of ``arm`` along the reference (gains unused)."""
+        from core.engine import ChainModel
+        from core.rigid import rigid_equivalent
+
+        return cls.rigid_inverse_dynamics(ChainModel(rigid_equivalent(arm), {}))
+
+    @classmethod
     def rigid_inverse_dynamics(cls, rigid_model: Model) -> FeedForward:
         """τ = M(q_d) q̈_d + C q̇_d + D q̇_d + G(q_d) of ``rigid_model`` (no flexible coordinates)."""
         if rigid_model.n_dof != rigid_model.n_joints:
@@ -75,6 +87,11 @@ class PD:
 
     kp: object
     kd: object
+
+    @classmethod
+    def from_gains(cls, arm, kp=0.0, kd=0.0) -> PD:
+        """From a study config: position gain kp, rate gain kd."""
+        return cls(kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, _ = _need(reference, "PD")
@@ -114,6 +131,11 @@ class ComputedTorque:
     kp: object
     kd: object
 
+    @classmethod
+    def from_gains(cls, arm, kp=0.0, kd=0.0) -> ComputedTorque:
+        """From a study config: position gain kp, rate gain kd."""
+        return cls(kp=kp, kd=kd)
+
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         if model.n_dof != model.n_joints:
             raise ValueError("ComputedTorque acts on rigid models; use Decoupling for flexible ones")
@@ -132,6 +154,11 @@ class Decoupling:
     Gp: object
     Gv: object
 
+    @classmethod
+    def from_gains(cls, arm, kp=0.0, kd=0.0) -> Decoupling:
+        """From a study config: G_p = kp, G_v = kd."""
+        return cls(Gp=kp, Gv=kd)
+
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, qdd_d = _need(reference, "decoupling")
         n = model.n_joints
@@ -140,8 +167,8 @@ class Decoupling:
         return _joint_acceleration_law(model, q, qd, u)
 
 
-#: Controllers by name (study configs).
-CONTROLLERS = {
+#: Controllers by name (study configs); each has ``from_gains(arm, kp, kd)``.
+CONTROLLERS: dict[str, type] = {
     "feed-forward": FeedForward,
     "pd": PD,
     "computed-torque": ComputedTorque,

@@ -2,6 +2,13 @@
 
 Every trajectory is a frozen dataclass with ``evaluate(t) -> (q, qd, qdd)``,
 each an ndarray of shape (n_joints,) [rad or m, per s, per s²].
+
+One registry, :data:`TRAJECTORIES`. Every registered trajectory has
+``from_config(arm, q0, **params)``: a study config's ``[analysis.trajectory]``
+table gives ``kind`` and ``params``, whose names and types are that method's
+keyword parameters (the config schema is generated from them); ``q0`` [rad, m]
+is the initial joint configuration. A new trajectory is one class here plus its
+entry in :data:`TRAJECTORIES`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,11 @@ class Cycloidal:
     k: tuple[float, ...]
     T: tuple[float, ...]
     q0: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_config(cls, arm, q0, *, k: list[float], T: list[float]) -> Cycloidal:
+        """Rates ``k`` and half-periods ``T`` [s] per joint, starting at ``q0``."""
+        return cls(k=tuple(k), T=tuple(T), q0=tuple(q0))
 
     def __post_init__(self) -> None:
         k, T = _vector("k", self.k), _vector("T", self.T)
@@ -66,6 +78,11 @@ class ParabolicBlend:
     q_end: tuple[float, ...]
     T: float
     blend: float
+
+    @classmethod
+    def from_config(cls, arm, q0, *, q_end: list[float], T: float, blend: float) -> ParabolicBlend:
+        """From ``q0`` to ``q_end`` in ``T`` [s] with blends of ``blend`` [s]."""
+        return cls(q_start=tuple(q0), q_end=tuple(q_end), T=T, blend=blend)
 
     def __post_init__(self) -> None:
         start, end = _vector("q_start", self.q_start), _vector("q_end", self.q_end)
@@ -109,6 +126,16 @@ class CartesianCircle:
     lengths: tuple[float, float]
     elbow: int = -1
 
+    @classmethod
+    def from_config(
+        cls, arm, q0, *, center: tuple[float, float], radius: float, omega: float, elbow: int = -1
+    ) -> CartesianCircle:
+        """The circle for ``arm``'s link lengths; ``q0`` is unused (the circle fixes the start)."""
+        if arm.n_joints != 2:
+            raise ValueError(f"trajectory circle: needs a two-joint planar arm, got {arm.n_joints} joints")
+        lengths = tuple(link.length for link in arm.links)
+        return cls(center=tuple(center), radius=radius, omega=omega, lengths=lengths, elbow=elbow)
+
     def __post_init__(self) -> None:
         l1, l2 = self.lengths
         x0, y0 = self.center
@@ -138,3 +165,11 @@ class CartesianCircle:
         J_dot_qd = np.array([-l1 * c1 * u1**2 - l2 * c12 * u12**2, -l1 * s1 * u1**2 - l2 * s12 * u12**2])
         qdd = np.linalg.solve(J, xdd - J_dot_qd)
         return np.array([q1, q2]), qd, qdd
+
+
+#: Trajectories by name (study configs); each has ``from_config(arm, q0, **params)``.
+TRAJECTORIES: dict[str, type] = {
+    "cycloidal": Cycloidal,
+    "parabolic-blend": ParabolicBlend,
+    "circle": CartesianCircle,
+}

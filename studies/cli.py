@@ -21,7 +21,6 @@ from pathlib import Path
 from core.presets import PRESETS
 from studies.config import expand_cases, load_config
 from studies.errors import ConfigError
-from studies.models import discretization_label
 from studies.tables import markdown_table
 
 EXAMPLES_PACKAGE = "studies.configs"
@@ -100,8 +99,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         )
         import pandas as pd
 
-        frame = pd.DataFrame(cases)[["case", "backend", "shape", "modes", "elements"]]
-        frame["discretization"] = [discretization_label(c) for c in cases]
+        frame = pd.DataFrame([c.columns() for c in cases])
+        frame["discretization"] = [c.discretization.label for c in cases]
         print(markdown_table(frame))
         return 0
     if args.command == "verify":

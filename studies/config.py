@@ -13,16 +13,49 @@ import itertools
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+)
 
 from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
 from studies.errors import ConfigError
+from studies.models import BACKENDS, Case, Discretization
 
-#: The FEM frame that reproduces each AMM family's boundary conditions.
-FEM_FRAME = {"clamped-free": "clamped", "clamped-mass": "clamped", "pinned-pinned": "pinned"}
+
+def one_of(registry: dict[str, Any] | Any) -> AfterValidator:
+    """A pydantic validator: the value must be a key of ``registry`` (a dict, or a callable returning
+    the allowed names), looked up when validating, so variants registered later are accepted."""
+
+    def check(value: str) -> str:
+        names = registry() if callable(registry) else registry
+        if value not in names:
+            raise ValueError(f"must be one of {sorted(names)}")
+        return value
+
+    return AfterValidator(check)
+
+
+def sweepable_families() -> list[str]:
+    """The shape families a sweep may name: those built without parameters (not ``beta-ode``)."""
+    import inspect
+
+    import shapes
+
+    names = []
+    for name, cls in shapes.FAMILIES.items():
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        if all(p.default is not inspect.Parameter.empty for p in parameters):
+            names.append(name)
+    return names
 
 
 class _Section(BaseModel):
@@ -31,7 +64,7 @@ class _Section(BaseModel):
 
 class StudySection(_Section):
     name: str = Field(min_length=1, max_length=80)
-    kind: str
+    kind: Annotated[str, one_of(lambda: _kinds())]
 
     @field_validator("name")
     @classmethod
@@ -40,37 +73,19 @@ class StudySection(_Section):
             raise ValueError("must be letters, digits, '.', '_' or '-' (it names the output folder)")
         return value
 
-    @field_validator("kind")
-    @classmethod
-    def _kind(cls, value: str) -> str:
-        from studies.kinds import KINDS
-
-        if value not in KINDS:
-            raise ValueError(f"must be one of {sorted(KINDS)}")
-        return value
-
 
 class ArmSection(_Section):
-    preset: str | None = None
+    preset: Annotated[str, one_of(PRESETS)] | None = None
     links: list[dict[str, Any]] | None = None
     joints: list[dict[str, Any]] | None = None
     payload: dict[str, Any] | None = None
     gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
     tip_rotation: Literal["slope", "chord"] = "slope"
 
-    @field_validator("preset")
-    @classmethod
-    def _preset(cls, value: str | None) -> str | None:
-        if value is not None and value not in PRESETS:
-            raise ValueError(f"must be one of {sorted(PRESETS)}")
-        return value
-
 
 class SweepSection(_Section):
-    backends: list[Literal["amm", "fem"]] = Field(default=["amm"], min_length=1)
-    shapes: list[Literal["clamped-free", "pinned-pinned", "clamped-mass"]] = Field(
-        default=["clamped-free"], min_length=1
-    )
+    backends: list[Annotated[str, one_of(BACKENDS)]] = Field(default=["amm"], min_length=1)
+    shapes: list[Annotated[str, one_of(sweepable_families)]] = Field(default=["clamped-free"], min_length=1)
     modes: list[PositiveInt] = Field(default=[2], min_length=1)
     elements: list[PositiveInt] = Field(default=[4], min_length=1)
 
@@ -209,23 +224,24 @@ def _table(cls, data: dict[str, Any], where: str):
         raise ConfigError(f"{where}: {message}") from None
 
 
-def expand_cases(config: StudyConfig) -> list[dict[str, Any]]:
-    """The independent cases of the sweep, in a fixed order.
+def expand_cases(config: StudyConfig) -> list[Case]:
+    """The independent cases of the sweep, in a fixed order: per backend, per case shape, per size.
 
-    AMM: one case per (shape, modes). FEM: one case per (frame, elements),
-    the frame being the one that matches each requested shape family; the
-    ``shape`` column then holds the frame (``clamped`` / ``pinned``).
+    A backend's case shapes are ``Backend.shape_of`` of the requested families (AMM: the family;
+    FEM: the frame it implies, so the ``shape`` column then holds ``clamped`` / ``pinned``); its
+    sizes are the ``[sweep]`` list named by ``Backend.size_field``.
     """
-    cases: list[dict[str, Any]] = []
     sweep = config.sweep
-    for backend in sweep.backends:
-        if backend == "amm":
-            for shape, modes in itertools.product(sweep.shapes, sweep.modes):
-                cases.append({"backend": "amm", "shape": shape, "modes": modes, "elements": 0})
-        else:
-            frames = list(dict.fromkeys(FEM_FRAME[s] for s in sweep.shapes))
-            for frame, elements in itertools.product(frames, sweep.elements):
-                cases.append({"backend": "fem", "shape": frame, "modes": 0, "elements": elements})
-    for number, case in enumerate(cases, start=1):
-        case["case"] = number
-    return cases
+    discretizations = []
+    for name in sweep.backends:
+        backend = BACKENDS[name]
+        shapes = list(dict.fromkeys(backend.shape_of(s) for s in sweep.shapes))
+        sizes = getattr(sweep, backend.size_field)
+        discretizations += [Discretization(name, s, n) for s, n in itertools.product(shapes, sizes)]
+    return [Case(number, d) for number, d in enumerate(discretizations, start=1)]
+
+
+def _kinds() -> dict[str, Any]:
+    from studies.kinds import KINDS  # the kinds import this module: resolved when validating
+
+    return KINDS

@@ -37,8 +37,10 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
     """Log-log |relative error| vs modes / elements, one panel per backend, with fitted slopes."""
     backends = list(dict.fromkeys(results["backend"]))
     figure, axes = plt.subplots(1, len(backends), figsize=(5.5 * len(backends), 4.2), squeeze=False)
+    from studies.models import BACKENDS
+
     for axis, backend in zip(axes[0], backends, strict=True):
-        size = "modes" if backend == "amm" else "elements"
+        size = BACKENDS[backend].size_field
         subset = results[(results["backend"] == backend) & (results["mode"] <= modes)]
         for (shape, mode), group in subset.groupby(["shape", "mode"]):
             group = group.sort_values(size)
@@ -53,7 +55,7 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
             axis.loglog(group[size].to_numpy()[keep], error[keep], "o-", label=f"{shape} ω{mode}{slope}")
         axis.set_xlabel(f"number of {size}")
         axis.set_ylabel("|relative error|")
-        axis.set_title(backend.upper())
+        axis.set_title(BACKENDS[backend].title)
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize=7)
     return save(figure, folder, "convergence")

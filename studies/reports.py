@@ -9,6 +9,7 @@ import pandas as pd
 
 from core.arm import Arm
 from studies.config import StudyConfig
+from studies.models import Case
 from studies.tables import latex_table, markdown_table
 
 #: Sort keys of the tidy results table (those present are used).
@@ -23,7 +24,7 @@ def write_reports(
     arm: Arm,
     results: pd.DataFrame,
     failed: list[dict[str, Any]],
-    cases: list[dict[str, Any]],
+    cases: list[Case],
     wall_times: dict[int, float] | None = None,
 ) -> None:
     """Write results.csv, the kind's tables (CSV, LaTeX), plots and summary.md.
@@ -44,9 +45,9 @@ def write_reports(
         results = kind.finalize(results, arm, analysis)
         results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")
         results.to_csv(folder / "results.csv", index=False)
-        for text in kind.report(results, analysis, folder, config.report.plots):
+        for text in kind.report(results, analysis, folder, config.report.plots, arm):
             lines += [text, ""]
-        for title, table in kind.tables(results, analysis).items():
+        for title, table in kind.tables(results, analysis, arm).items():
             stem = title.split(" [")[0].replace(" ", "_")
             if "csv" in formats:
                 table.to_csv(folder / f"{stem}.csv", index=False)
@@ -57,12 +58,11 @@ def write_reports(
         costs = pd.DataFrame(
             [
                 {
-                    "case": c["case"],
-                    **{k: c[k] for k in ("backend", "shape", "modes", "elements")},
-                    "wall_time_s": wall_times[c["case"]],
+                    **c.columns(),
+                    "wall_time_s": wall_times[c.number],
                 }
                 for c in cases
-                if c["case"] in wall_times
+                if c.number in wall_times
             ]
         )
         lines += ["## wall time per case", "", markdown_table(kind.cost(costs, analysis)), ""]

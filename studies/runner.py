@@ -36,6 +36,7 @@ from core.arm import Arm
 from studies.config import StudyConfig, build_arm, expand_cases
 from studies.executors import EXECUTORS
 from studies.kinds import KINDS
+from studies.models import Case
 from studies.reports import write_reports
 
 #: Default parent of output folders.
@@ -58,7 +59,7 @@ class RunResult:
         return not self.failed
 
 
-def execute_case(kind_name: str, arm_data: dict, case: dict, analysis_data: dict) -> dict[str, Any]:
+def execute_case(kind_name: str, arm_data: dict, case: Case, analysis_data: dict) -> dict[str, Any]:
     """Run one case; never raises (a failure is an outcome). Runs in workers too."""
     start = time.perf_counter()
     started = datetime.now(UTC).isoformat()
@@ -77,7 +78,7 @@ def execute_case(kind_name: str, arm_data: dict, case: dict, analysis_data: dict
         else:
             error_trace = None
     return {
-        "case": case["case"],
+        "case": case.number,
         "status": status,
         "error": error,
         "traceback": error_trace,
@@ -139,7 +140,7 @@ def run_study(
     if source is not None and not (folder / "config.toml").exists():
         (folder / "config.toml").write_text(Path(source).read_text())
     finished = _finished_cases(folder) if resume else {}
-    todo = [case for case in cases if case["case"] not in finished]
+    todo = [case for case in cases if case.number not in finished]
     tasks = [(kind.name, arm.to_dict(), case, analysis.model_dump()) for case in todo]
     n_workers = workers or config.execution.workers
     executor = EXECUTORS[config.execution.executor]
@@ -152,7 +153,7 @@ def run_study(
             pd.DataFrame(outcome["rows"]).to_csv(stem.with_suffix(".csv.tmp"), index=False)
             os.replace(stem.with_suffix(".csv.tmp"), stem.with_suffix(".csv"))
             info = {k: v for k, v in outcome.items() if k != "rows"}
-            info["sweep"] = task[2]
+            info["sweep"] = task[2].columns()
             _write_atomic(stem.with_suffix(".json"), json.dumps(info, indent=1))
             outcomes[number] = info
             if bar is not None:
@@ -166,13 +167,9 @@ def run_study(
         if outcomes[n]["status"] == "ok" and (folder / "cases" / f"{n:04d}.csv").stat().st_size > 1
     ]
     failed = [
-        {
-            "case": n,
-            **{k: c[k] for k in ("backend", "shape", "modes", "elements")},
-            "error": outcomes[n]["error"],
-        }
-        for n, c in ((case["case"], case) for case in cases)
-        if outcomes.get(n, {}).get("status") == "failed"
+        {**case.columns(), "error": outcomes[case.number]["error"]}
+        for case in cases
+        if outcomes.get(case.number, {}).get("status") == "failed"
     ]
     results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     manifest = {

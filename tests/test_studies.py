@@ -184,7 +184,7 @@ def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path, monkey
     real = runner.execute_case
 
     def interrupted(kind, arm, case, analysis):
-        calls.append(case["case"])
+        calls.append(case.number)
         if len(calls) == 3:
             raise KeyboardInterrupt
         return real(kind, arm, case, analysis)

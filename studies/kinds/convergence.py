@@ -10,6 +10,7 @@ from pydantic import ConfigDict, PositiveInt
 
 from studies.kinds.base import StudyKind
 from studies.kinds.frequencies import FrequencyAnalysis, add_references, frequency_rows
+from studies.models import BACKENDS, SWEEP_COLUMNS
 from studies.plots import convergence_plot
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
@@ -29,7 +30,7 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (backend, shape, mode), group in results.groupby(["backend", "shape", "mode"], sort=True):
-        size = group["modes"] if backend == "amm" else group["elements"]
+        size = group[BACKENDS[backend].size_field]
         error = group["rel_error"].abs()
         keep = error > FIT_FLOOR
         rate = np.nan
@@ -51,14 +52,12 @@ class Convergence(StudyKind):
     def finalize(self, results, arm, analysis):
         return add_references(results, arm, analysis)
 
-    def tables(self, results, analysis):
-        wide = results.pivot_table(
-            index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_error"
-        )
+    def tables(self, results, analysis, arm):
+        wide = results.pivot_table(index=list(SWEEP_COLUMNS), columns="mode", values="rel_error")
         wide.columns = [f"rel_error_{k}" for k in wide.columns]
         return {"relative errors": wide.reset_index(), "fitted convergence rates": fitted_rates(results)}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
         rates = fitted_rates(results)
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "

@@ -10,8 +10,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from core.arm import Arm
-from studies.kinds.base import StudyKind
-from studies.models import build_model, discretization_label, finest_case
+from studies.kinds.base import StudyKind, full_coordinates, joint_values
+from studies.models import SWEEP_COLUMNS, Case, discretization_label, finest_case
 from studies.references import exact_locked_frequencies
 
 
@@ -26,24 +26,16 @@ class FrequencyAnalysis(BaseModel):
     n_frequencies: PositiveInt = 5
 
 
-def joint_configuration(arm: Arm, analysis: FrequencyAnalysis) -> np.ndarray:
-    values = arm.home() if analysis.configuration is None else np.array(analysis.configuration)
-    if values.shape != (arm.n_joints,):
-        raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {values.size}")
-    return values
-
-
-def frequency_rows(arm: Arm, case: dict[str, Any], analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
-    joints = joint_configuration(arm, analysis)
-    model = build_model(arm, case, reference=joints)
-    q = np.zeros(model.n_dof)
-    q[: arm.n_joints] = joints
+def frequency_rows(arm: Arm, case: Case, analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
+    joints = joint_values(arm, analysis.configuration, "configuration")
+    model = case.discretization.build(arm, reference=joints)
+    q = full_coordinates(model, joints)
     omega = model.natural_frequencies(q, analysis.joints)
     rows = []
     for k, w in enumerate(omega[: analysis.n_frequencies], start=1):
         rows.append(
             {
-                **sweep_columns(case),
+                **case.columns(),
                 "n_dof": model.n_dof,
                 "mode": k,
                 "omega": float(w),
@@ -51,10 +43,6 @@ def frequency_rows(arm: Arm, case: dict[str, Any], analysis: FrequencyAnalysis) 
             }
         )
     return rows
-
-
-def sweep_columns(case: dict[str, Any]) -> dict[str, Any]:
-    return {key: case[key] for key in ("case", "backend", "shape", "modes", "elements")}
 
 
 def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
@@ -90,13 +78,11 @@ class Frequencies(StudyKind):
     def finalize(self, results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
         return add_references(results, arm, analysis)
 
-    def tables(self, results, analysis):
-        wide = results.pivot_table(
-            index=["backend", "shape", "modes", "elements"], columns="mode", values="omega"
-        )
+    def tables(self, results, analysis, arm):
+        wide = results.pivot_table(index=list(SWEEP_COLUMNS), columns="mode", values="omega")
         wide.columns = [f"omega_{k}" for k in wide.columns]
         return {"frequencies [rad/s]": wide.reset_index()}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
         source = results["reference_source"].iloc[0]
         return [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]

@@ -9,51 +9,47 @@ the peak frequencies of the tip acceleration.
 
 from __future__ import annotations
 
+import inspect
+import typing
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, ValidationError, create_model
+from pydantic import field_validator as validator
 
-from core.controllers import PD, ComputedTorque, Decoupling, FeedForward
-from core.engine import ChainModel
-from core.rigid import rigid_equivalent
-from core.simulation import METHODS, simulate
-from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
-from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, finest_case
+from core.controllers import CONTROLLERS
+from core.simulation import ATOL, METHODS, RTOL, simulate
+from core.trajectories import TRAJECTORIES
+from studies.config import one_of
+from studies.kinds.base import StudyKind, full_coordinates, joint_names, joint_values
+from studies.models import SWEEP_COLUMNS, finest_case
 from studies.plots import time_plot
+
+#: ``controller.kind`` that means no controller (zero joint inputs).
+NO_CONTROLLER = "none"
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CycloidalTrajectory(_Strict):
-    kind: Literal["cycloidal"]
-    k: list[float]
-    T: list[PositiveFloat]
-
-
-class BlendTrajectory(_Strict):
-    kind: Literal["parabolic-blend"]
-    q_end: list[float]
-    T: PositiveFloat
-    blend: PositiveFloat
-
-
-class CircleTrajectory(_Strict):
-    kind: Literal["circle"]
-    center: tuple[float, float]
-    radius: PositiveFloat
-    omega: float
-    elbow: Literal[1, -1] = -1
+def trajectory_schema(kind: str) -> type[BaseModel]:
+    """The pydantic model of ``[analysis.trajectory]`` for ``kind``: ``kind`` and the keyword
+    parameters of ``TRAJECTORIES[kind].from_config`` (names, types and defaults)."""
+    build = TRAJECTORIES[kind].from_config
+    hints = typing.get_type_hints(build)
+    fields: dict[str, Any] = {"kind": (str, ...)}
+    for name, parameter in inspect.signature(build).parameters.items():
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+            fields[name] = (hints[name], default)
+    return create_model(f"{TRAJECTORIES[kind].__name__}Config", __base__=_Strict, **fields)
 
 
 class ControllerSpec(_Strict):
-    kind: Literal["none", "feed-forward", "pd", "computed-torque", "decoupling"] = "none"
+    kind: Annotated[str, one_of(lambda: [NO_CONTROLLER, *CONTROLLERS])] = NO_CONTROLLER
     kp: float | list[float] = 0.0
     kd: float | list[float] = 0.0
 
@@ -61,42 +57,45 @@ class ControllerSpec(_Strict):
 class SimulationAnalysis(_Strict):
     t_end: PositiveFloat
     q0: list[float] | None = None  # initial joint variables; default: the trajectory's start, else Arm.home()
-    trajectory: Annotated[
-        CycloidalTrajectory | BlendTrajectory | CircleTrajectory | None, Field(discriminator="kind")
-    ] = None
+    # {kind, parameters}: validated against the schema of the registered trajectory kind
+    trajectory: dict[str, Any] | None = None
     controller: ControllerSpec = ControllerSpec()
     method: Literal[METHODS] = "Radau"  # type: ignore[valid-type]
-    rtol: PositiveFloat = 1e-7
-    atol: PositiveFloat = 1e-9
+    rtol: PositiveFloat = RTOL
+    atol: PositiveFloat = ATOL
     output_points: PositiveInt = 201
     spectrum: bool = False
 
+    @validator("trajectory")
+    @classmethod
+    def _trajectory(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        kind = value.get("kind")
+        if kind not in TRAJECTORIES:
+            raise ValueError(f"kind: must be one of {sorted(TRAJECTORIES)}, got {kind!r}")
+        try:
+            return trajectory_schema(kind).model_validate(value).model_dump()
+        except ValidationError as error:
+            from studies.config import _message, _path
 
-def _trajectory(spec, arm, q0):
+            first = error.errors()[0]
+            raise ValueError(f"{_path(first['loc'])}: {_message(first)}") from None
+
+
+def build_trajectory(spec: dict[str, Any] | None, arm, q0: np.ndarray):
+    """The trajectory a validated ``analysis.trajectory`` describes, starting at ``q0`` [rad, m]."""
     if spec is None:
         return None
-    if spec.kind == "cycloidal":
-        return Cycloidal(k=tuple(spec.k), T=tuple(spec.T), q0=tuple(q0))
-    if spec.kind == "parabolic-blend":
-        return ParabolicBlend(q_start=tuple(q0), q_end=tuple(spec.q_end), T=spec.T, blend=spec.blend)
-    if arm.n_joints != 2:
-        raise ValueError("analysis.trajectory: the circle needs a two-joint planar arm")
-    lengths = tuple(link.length for link in arm.links)
-    return CartesianCircle(
-        center=spec.center, radius=spec.radius, omega=spec.omega, lengths=lengths, elbow=spec.elbow
-    )
+    params = {k: v for k, v in spec.items() if k != "kind"}
+    return TRAJECTORIES[spec["kind"]].from_config(arm, q0, **params)
 
 
-def _controller(spec: ControllerSpec, arm):
-    if spec.kind == "none":
+def build_controller(spec: ControllerSpec, arm):
+    """The controller ``analysis.controller`` describes, or None for ``kind = "none"``."""
+    if spec.kind == NO_CONTROLLER:
         return None
-    if spec.kind == "feed-forward":
-        return FeedForward.rigid_inverse_dynamics(ChainModel(rigid_equivalent(arm), {}))
-    if spec.kind == "pd":
-        return PD(kp=spec.kp, kd=spec.kd)
-    if spec.kind == "computed-torque":
-        return ComputedTorque(kp=spec.kp, kd=spec.kd)
-    return Decoupling(Gp=spec.kp, Gv=spec.kd)
+    return CONTROLLERS[spec.kind].from_gains(arm, spec.kp, spec.kd)
 
 
 class Simulation(StudyKind):
@@ -104,43 +103,38 @@ class Simulation(StudyKind):
     analysis_schema = SimulationAnalysis
 
     def run_case(self, arm, case, analysis):
-        q0_joints = arm.home() if analysis.q0 is None else np.array(analysis.q0, dtype=float)
-        if q0_joints.shape != (arm.n_joints,):
-            raise ValueError(f"analysis.q0: needs {arm.n_joints} joint values, got {q0_joints.size}")
-        trajectory = _trajectory(analysis.trajectory, arm, q0_joints)
+        q0_joints = joint_values(arm, analysis.q0, "q0")
+        trajectory = build_trajectory(analysis.trajectory, arm, q0_joints)
         if trajectory is not None and analysis.q0 is None:
             q0_joints = trajectory.evaluate(0.0)[0]
-        model = build_model(arm, case, reference=q0_joints)
-        q0 = np.zeros(model.n_dof)
-        q0[: arm.n_joints] = q0_joints
+        model = case.discretization.build(arm, reference=q0_joints)
+        q0 = full_coordinates(model, q0_joints)
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
         frame = simulate(
             model,
             (0.0, analysis.t_end),
             q0,
-            controller=_controller(analysis.controller, arm),
+            controller=build_controller(analysis.controller, arm),
             trajectory=trajectory,
             method=analysis.method,
             rtol=analysis.rtol,
             atol=analysis.atol,
             t_eval=times,
         )
-        for key, value in sweep_columns(case).items():
+        for key, value in reversed(case.columns().items()):
             frame.insert(0, key, value)
         frame["n_dof"] = model.n_dof
         for key in ("nfev", "njev", "nlu"):  # deterministic; the wall time goes to the manifest
             frame[key] = frame.attrs[key]
         return frame.to_dict("records")
 
-    def tables(self, results, analysis):
+    def tables(self, results, analysis, arm):
         rows = []
         reference = results[results["case"] == finest_case(results)]
-        joints = [
-            c for c in results.columns if c.startswith(("theta", "d")) and c[-1].isdigit() and "_" not in c
-        ]
+        joints = list(joint_names(arm))
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
         for _, group in results.groupby("case"):
-            row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}
+            row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
             for column in tips:
                 row[f"max_abs_{column}"] = group[column].abs().max()
             row["max_joint_diff_to_finest"] = (
@@ -163,19 +157,15 @@ class Simulation(StudyKind):
         costs["wall_s_per_simulated_s"] = costs["wall_time_s"] / analysis.t_end
         return costs
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
         text = [
             f"{analysis.t_end} s, controller {analysis.controller.kind}, trajectory "
-            f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
+            f"{analysis.trajectory['kind'] if analysis.trajectory else 'none'}, {analysis.method} "
             f"(rtol {analysis.rtol:g}). Joint differences are to the finest case "
             "(most coordinates; same output times)."
         ]
         if plots:
-            joints = [
-                c
-                for c in results.columns
-                if c[-1].isdigit() and c.startswith(("theta", "d")) and "_" not in c
-            ]
+            joints = list(joint_names(arm))
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
             taus = [c for c in results.columns if c.startswith("tau")]
             names = time_plot(
@@ -195,7 +185,7 @@ def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:
     for _, group in results.groupby("case"):
         t = group["time"].to_numpy()
         dt = t[1] - t[0]
-        row = {k: group.iloc[0][k] for k in ("backend", "shape", "modes", "elements")}
+        row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
         for axis in ("tip_x", "tip_y"):
             acceleration = np.gradient(np.gradient(group[axis].to_numpy(), dt), dt)
             acceleration = acceleration - acceleration.mean()

@@ -28,11 +28,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
-from scipy.integrate import solve_ivp
 
+from core.simulation import energy_drift, simulate
 from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, discretization_label, finest_case
+from studies.models import SWEEP_COLUMNS, discretization_label, finest_case
+
+#: Tolerances of the energy check's integration: tight, so that the drift measures the model's
+#: energy conservation rather than the integrator's error.
+ENERGY_RTOL, ENERGY_ATOL = 1e-10, 1e-12
 
 
 class VerifyAnalysis(BaseModel):
@@ -91,21 +94,11 @@ def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
         return None
     if any(j.coulomb_friction for j in model.arm.joints):
         return None
-    n = model.n_dof
     q, qd = _random_state(model, rng, analysis.flex_scale)
-    zero = np.zeros(model.n_joints)
-    solution = solve_ivp(
-        lambda t, x: np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], zero)]),
-        (0.0, analysis.simulate),
-        np.concatenate([q, qd]),
-        method="DOP853",
-        rtol=1e-10,
-        atol=1e-12,
+    frame = simulate(
+        model, (0.0, analysis.simulate), q, qd, method="DOP853", rtol=ENERGY_RTOL, atol=ENERGY_ATOL
     )
-    if not solution.success:
-        raise RuntimeError(f"energy check: integration failed at t={solution.t[-1]:.4g}: {solution.message}")
-    energy = [model.kinetic_energy(x[:n], x[n:]) + model.potential_energy(x[:n]) for x in solution.y.T]
-    return float(np.max(np.abs(np.array(energy) - energy[0])) / abs(energy[0]))
+    return energy_drift(frame)
 
 
 class Verify(StudyKind):
@@ -113,11 +106,11 @@ class Verify(StudyKind):
     analysis_schema = VerifyAnalysis
 
     def run_case(self, arm, case, analysis):
-        model = build_model(arm, case)
-        rng = np.random.default_rng([analysis.seed, case["case"]])
+        model = case.discretization.build(arm)
+        rng = np.random.default_rng([analysis.seed, case.number])
         worst = _checks(model, analysis, rng)
         drift = _energy_drift(model, analysis, rng)
-        base = {**sweep_columns(case), "n_dof": model.n_dof}
+        base = {**case.columns(), "n_dof": model.n_dof}
         limits = {
             "symmetry": (analysis.tolerance, worst["symmetry"] <= analysis.tolerance),
             "definiteness": (0.0, worst["definiteness"] > 0),
@@ -159,14 +152,12 @@ class Verify(StudyKind):
         ]
         return rows
 
-    def tables(self, results, analysis):
+    def tables(self, results, analysis, arm):
         checks = results[~results["check"].str.startswith("omega_")]
-        table = checks.pivot_table(
-            index=["backend", "shape", "modes", "elements"], columns="check", values="worst"
-        )
+        table = checks.pivot_table(index=list(SWEEP_COLUMNS), columns="check", values="worst")
         return {"worst violations": table.reset_index(), "agreement": _agreement(results)}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
         checks = results[~results["check"].str.startswith("omega_")]
         failed = checks[~checks["passed"]]
         verdict = (
@@ -193,8 +184,6 @@ def _agreement(results: pd.DataFrame) -> pd.DataFrame:
     omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(
         reference
     )
-    table = omega.pivot_table(
-        index=["backend", "shape", "modes", "elements"], columns="mode", values="rel_diff_to_finest"
-    )
+    table = omega.pivot_table(index=list(SWEEP_COLUMNS), columns="mode", values="rel_diff_to_finest")
     table.columns = [f"rel_diff_omega_{k}" for k in table.columns]
     return table.reset_index()

@@ -13,9 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from core.analysis import zero_dynamics
-from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import sweep_columns
-from studies.models import build_model, discretization_label
+from studies.kinds.base import StudyKind, full_coordinates, joint_values
+from studies.models import SWEEP_COLUMNS, discretization_label
 from studies.plots import complex_plane_plot
 
 
@@ -29,19 +28,16 @@ class ZeroDynamics(StudyKind):
     analysis_schema = ZeroDynamicsAnalysis
 
     def run_case(self, arm, case, analysis):
-        joints = arm.home() if analysis.configuration is None else np.array(analysis.configuration)
-        if joints.shape != (arm.n_joints,):
-            raise ValueError(f"analysis.configuration: needs {arm.n_joints} joint values, got {joints.size}")
-        model = build_model(arm, case, reference=joints)
-        q = np.zeros(model.n_dof)
-        q[: arm.n_joints] = joints
+        joints = joint_values(arm, analysis.configuration, "configuration")
+        model = case.discretization.build(arm, reference=joints)
+        q = full_coordinates(model, joints)
         zeros = zero_dynamics(model, q)
         f = model.flex
         ratio = np.linalg.eigvals(
             np.linalg.solve(model.mass_matrix(q)[f, f], model.stiffness_matrix(q)[f, f])
         )
         ratio = ratio[np.lexsort((ratio.imag, ratio.real))]
-        base = {**sweep_columns(case), "n_dof": model.n_dof}
+        base = {**case.columns(), "n_dof": model.n_dof}
         rows = [
             {**base, "set": "zero", "index": k, "real": float(z.real), "imag": float(z.imag)}
             for k, z in enumerate(zeros, 1)
@@ -52,11 +48,11 @@ class ZeroDynamics(StudyKind):
         ]
         return rows
 
-    def tables(self, results, analysis):
+    def tables(self, results, analysis, arm):
         zeros = results[results["set"] == "zero"]
         scale = zeros.groupby("case")[["real", "imag"]].transform(lambda c: c.abs().max()).max(axis=1)
-        right = zeros[zeros["real"] > 1e-9 * scale].groupby(["backend", "shape", "modes", "elements"]).size()
-        summary = zeros.groupby(["backend", "shape", "modes", "elements"]).agg(
+        right = zeros[zeros["real"] > 1e-9 * scale].groupby(list(SWEEP_COLUMNS)).size()
+        summary = zeros.groupby(list(SWEEP_COLUMNS)).agg(
             zeros=("index", "size"),
             largest_real_part=("real", "max"),
             smallest_abs_imag=("imag", lambda v: v.abs().min()),
@@ -64,7 +60,7 @@ class ZeroDynamics(StudyKind):
         summary["right_half_plane"] = right.reindex(summary.index, fill_value=0)
         return {"zero dynamics": summary.reset_index()}
 
-    def report(self, results, analysis, folder: Path, plots: bool) -> list[str]:
+    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
         text = [
             "Zeros of the linearized dynamics with the joint coordinates as outputs. Zeros in the "
             "right half-plane (right_half_plane > 0) make the joint-output system non-minimum phase."
