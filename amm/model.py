@@ -14,10 +14,15 @@ from core.engine import ChainModel
 from core.loads import distal_load
 from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
 
-#: Families usable for a link of fixed length (``beta-ode`` is for translating links).
-FIXED_LENGTH_FAMILIES = ("pinned-pinned", "clamped-free", "clamped-mass")
-#: Families usable for a translating link: clamped at the hub exit, fixed on η = s/l.
-TRANSLATING_FAMILIES = ("clamped-free", "clamped-mass")
+
+def _families(translating: bool) -> list[str]:
+    """Families usable for a translating link (clamped at the hub exit, fixed on η = s/l) or a link
+    of fixed length: the families' own data (:attr:`shapes.ShapeFamily.translating`, ``fixed_length``)."""
+    return [
+        name
+        for name, cls in shapes.FAMILIES.items()
+        if (cls.translating if translating else cls.fixed_length)
+    ]
 
 
 def translating_basis(family: shapes.ShapeFamily, modes: int, reference_length: float) -> TranslatingBasis:
@@ -158,9 +163,7 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
         raise ValueError(f"{where}: expected (family, modes) or (family, modes, params), got {spec!r}")
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
-    allowed, kind = (
-        (TRANSLATING_FAMILIES, "translating") if translating else (FIXED_LENGTH_FAMILIES, "fixed-length")
-    )
+    allowed, kind = (_families(True), "translating") if translating else (_families(False), "fixed-length")
     if name not in allowed:
         raise ValueError(f"{where}: family must be one of {list(allowed)} for a {kind} link, got {name!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:

@@ -24,18 +24,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from shapes.base import ModalIntegrals, ShapeFamily
+from shapes.base import REGISTRY, ModalIntegrals, ShapeFamily
 from shapes.beta_ode import TRACKERS, BetaHistory, BetaODE
 from shapes.clamped import ClampedFree, ClampedMass
 from shapes.pinned_pinned import PinnedPinned
 
-#: Shape families by registry name.
-FAMILIES: dict[str, type[ShapeFamily]] = {
-    "pinned-pinned": PinnedPinned,
-    "clamped-free": ClampedFree,
-    "clamped-mass": ClampedMass,
-    "beta-ode": BetaODE,
-}
+#: Shape families by registry name: every :class:`ShapeFamily` subclass that sets ``name``
+#: registers itself when defined (the frame it implies and the links it serves are its own data).
+FAMILIES: dict[str, type[ShapeFamily]] = REGISTRY
 
 
 def family(name: str, **params: Any) -> ShapeFamily:

@@ -118,6 +118,10 @@ def _gram_matrix(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return 0.5 * (gram + gram.T)
 
 
+#: Shape families by registry name, filled as the classes are defined (``shapes.FAMILIES``).
+REGISTRY: dict[str, type[ShapeFamily]] = {}
+
+
 class ShapeFamily(ABC):
     """A family of beam mode shapes; see the module docstring for the contract."""
 
@@ -127,6 +131,16 @@ class ShapeFamily(ABC):
     #: ``"clamped"`` (tangent at the joint) or ``"pinned"`` (along the chord). The AMM
     #: basis carries it to the engine, and FEM reproduces the family with this frame.
     frame: ClassVar[str]
+    #: Whether the family serves a link of fixed length / a translating link (clamped at the
+    #: hub exit, fixed on η = s/l); the AMM backend checks a link's family against these.
+    fixed_length: ClassVar[bool] = True
+    translating: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A family with a name registers itself: defining the class is all a new family takes.
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            REGISTRY[cls.name] = cls
 
     def __init__(self) -> None:
         self._betas = np.empty(0)

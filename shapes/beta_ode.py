@@ -78,6 +78,9 @@ class BetaODE(ClampedMass):
     """
 
     name = "beta-ode"
+    # For translating links, but built by the AMM backend from the link's data, not by name.
+    fixed_length = False
+    translating = False
 
     def __init__(self, tip_mass: float, tip_inertia: float, mass_per_length: float, length: float) -> None:
         self.tip_mass = _non_negative("tip_mass", tip_mass)

@@ -171,6 +171,7 @@ class ClampedFree(_ClampedBeam):
     """Cantilever shapes: clamped at the joint, free at the tip (1 + cos β cosh β = 0)."""
 
     name = "clamped-free"
+    translating = True
 
     def __init__(self) -> None:
         super().__init__(0.0, 0.0)
@@ -205,6 +206,7 @@ class ClampedMass(_ClampedBeam):
     """
 
     name = "clamped-mass"
+    translating = True
 
     def __repr__(self) -> str:
         return f"ClampedMass(mass_ratio={self._mu!r}, inertia_ratio={self._j!r})"

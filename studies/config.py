@@ -45,17 +45,10 @@ def one_of(registry: dict[str, Any] | Any) -> AfterValidator:
 
 
 def sweepable_families() -> list[str]:
-    """The shape families a sweep may name: those built without parameters (not ``beta-ode``)."""
-    import inspect
-
+    """The shape families a sweep may name: those for links of fixed length (not ``beta-ode``)."""
     import shapes
 
-    names = []
-    for name, cls in shapes.FAMILIES.items():
-        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
-        if all(p.default is not inspect.Parameter.empty for p in parameters):
-            names.append(name)
-    return names
+    return [name for name, cls in shapes.FAMILIES.items() if cls.fixed_length]
 
 
 class _Section(BaseModel):

@@ -14,11 +14,15 @@ from core.arm import Arm
 from core.model import Model
 from studies.models import Case
 
+#: Study kinds by name (one instance each), filled as the :class:`StudyKind` subclasses are defined.
+KINDS: dict[str, StudyKind] = {}
+
 
 class StudyKind(ABC):
     """One kind of study.
 
-    Subclasses set ``name`` and ``analysis_schema`` and implement the two hooks.
+    Subclasses set ``name`` and ``analysis_schema`` and implement the two hooks; defining
+    a subclass with a ``name`` registers an instance in :data:`KINDS`.
     ``run_case`` must be a pure function of its arguments (it runs in worker
     processes and on Dask workers) and return rows whose columns are the same
     for every case of a study.
@@ -26,6 +30,12 @@ class StudyKind(ABC):
 
     name: ClassVar[str]
     analysis_schema: ClassVar[type[BaseModel]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A concrete kind with a name registers itself: defining it is all a new kind takes.
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            KINDS[cls.name] = cls()
 
     @abstractmethod
     def run_case(self, arm: Arm, case: Case, analysis: BaseModel) -> list[dict[str, Any]]:
