@@ -21,7 +21,9 @@ Inner product and normalization are described in :mod:`shapes.base`.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 from shapes.base import REGISTRY, ModalIntegrals, ShapeFamily
@@ -32,6 +34,10 @@ from shapes.pinned_pinned import PinnedPinned
 #: Shape families by registry name: every :class:`ShapeFamily` subclass that sets ``name``
 #: registers itself when defined (the frame it implies and the links it serves are its own data).
 FAMILIES: dict[str, type[ShapeFamily]] = REGISTRY
+
+# Import every module of the package, so that a new family is one new module.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 def family(name: str, **params: Any) -> ShapeFamily:
