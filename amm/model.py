@@ -8,21 +8,23 @@ from typing import Any
 import numpy as np
 
 import shapes
+from core import validation as check
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
 from core.engine import ChainModel
+from core.kinematics import check_free_length
 from core.loads import distal_load
 from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
 
 
-def _families(translating: bool) -> list[str]:
-    """Families usable for a translating link (clamped at the hub exit, fixed on η = s/l) or a link
-    of fixed length: the families' own data (:attr:`shapes.ShapeFamily.translating`, ``fixed_length``)."""
-    return [
-        name
-        for name, cls in shapes.FAMILIES.items()
-        if (cls.translating if translating else cls.fixed_length)
-    ]
+def fixed_length_families() -> list[str]:
+    """Registered families a link of fixed length can use (every family with fixed ratios)."""
+    return [name for name, cls in shapes.FAMILIES.items() if not cls.tracks_length]
+
+
+def translating_families() -> list[str]:
+    """Families a translating link can use: clamped at the hub exit, fixed on η = s/l."""
+    return [name for name in fixed_length_families() if shapes.FAMILIES[name].frame == "clamped"]
 
 
 def translating_basis(family: shapes.ShapeFamily, modes: int, reference_length: float) -> TranslatingBasis:
@@ -111,6 +113,7 @@ class AssumedModesModel(ChainModel):
                 f"shapes: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
             )
         self.choices: dict[int, tuple[str, int, dict]] = {}
+        reference_given = reference
         reference = _reference(arm, reference)
         self.reference = reference
         bases = {}
@@ -137,6 +140,9 @@ class AssumedModesModel(ChainModel):
                 bases[number] = modal_basis(family, count, link.length)
         summary = ", ".join(f"link {k}: {n} x{c}" for k, (n, c, _) in self.choices.items())
         super().__init__(arm, bases, description=f"AMM ({summary or 'rigid'})", **engine_options)
+        self._build_options = dict(
+            shape=shape, modes=modes, shapes=shapes, reference=reference_given, **engine_options
+        )
 
 
 def _family(name: str, params: dict) -> shapes.ShapeFamily:
@@ -153,7 +159,7 @@ def _reference(arm: Arm, reference) -> np.ndarray:
             f"reference must hold at least the {arm.n_joints} joint variables, got {np.shape(reference)}"
         )
     for number in arm.translating_links:
-        arm.check_free_length(number, q[number - 1], where="reference: ")
+        check_free_length(arm, number, q[number - 1], where="reference: ")
     return q
 
 
@@ -163,9 +169,9 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
         raise ValueError(f"{where}: expected (family, modes) or (family, modes, params), got {spec!r}")
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
-    allowed, kind = (_families(True), "translating") if translating else (_families(False), "fixed-length")
+    allowed, kind = (
+        (translating_families(), "translating") if translating else (fixed_length_families(), "fixed-length")
+    )
     if name not in allowed:
-        raise ValueError(f"{where}: family must be one of {list(allowed)} for a {kind} link, got {name!r}")
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-        raise ValueError(f"{where}: number of modes must be an integer >= 1, got {count!r}")
-    return name, int(count), params
+        raise ValueError(f"{where}: family must be one of {allowed} for a {kind} link, got {name!r}")
+    return name, check.integer(count, where, "number of modes", minimum=1), params

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import shapes
 from amm import AssumedModesModel
 from core import Arm, ChainModel, Link, Payload
-from core.model import COMPLEX_STEP
+from core.derivatives import COMPLEX_STEP
 from core.presets import lumped_two_link
 from tests.strategies import amm_models, states
 from tests.test_engine_energy import energy, two_link_flexible_arm

@@ -1,4 +1,5 @@
-"""The arm description and (later) the multibody engine shared by both backends.
+"""The arm description, the multibody engine shared by both backends, and what runs on it
+(analyses, controllers, trajectories, simulation).
 
 Nothing in ``core`` imports a backend (:mod:`amm`, :mod:`fem`).
 """
@@ -12,12 +13,14 @@ from core.loads import distal_load
 from core.model import SOLVERS, Model
 from core.rigid import rigid_equivalent
 from core.simulation import AssumptionWarning, SimulationError, energy_drift, simulate
-from core.trajectories import CartesianCircle, Cycloidal, ParabolicBlend
+from core.trajectories import TRAJECTORIES, CartesianCircle, Cycloidal, ParabolicBlend
+from core.validation import InputError
 
 __all__ = [
     "CONTROLLERS",
     "PD",
     "SOLVERS",
+    "TRAJECTORIES",
     "Arm",
     "AssumptionWarning",
     "BeamBasis",
@@ -28,6 +31,7 @@ __all__ = [
     "Damping",
     "Decoupling",
     "FeedForward",
+    "InputError",
     "Joint",
     "Link",
     "LumpedMass",

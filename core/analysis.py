@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.derivatives import central_difference_jacobian
 from core.model import LINEARIZE_STEP, Model
 
 
@@ -55,14 +56,7 @@ def closed_loop_eigenvalues(
 
     def f(x: np.ndarray) -> np.ndarray:
         tau = controller(t, x[:n], x[n:], model, reference)
-        return np.concatenate([x[n:], model._smooth_dynamics(x[:n], x[n:], tau)])
+        return np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], tau, friction=False)])
 
-    x0 = np.concatenate([q, qd])
-    A = np.zeros((2 * n, 2 * n))
-    for k in range(2 * n):
-        h = LINEARIZE_STEP * max(1.0, abs(x0[k]))
-        xp, xm = x0.copy(), x0.copy()
-        xp[k] += h
-        xm[k] -= h
-        A[:, k] = (f(xp) - f(xm)) / (2 * h)
+    A = central_difference_jacobian(f, np.concatenate([q, qd]), LINEARIZE_STEP)
     return np.linalg.eigvals(A)

@@ -79,150 +79,23 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
 import numpy as np
 
-Tensor3 = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
-"""A 3x3 inertia tensor stored as a tuple of rows, so the dataclass stays hashable."""
+from core import validation as check
+from core.validation import InputError, Tensor3
 
 _JOINT_KINDS = ("revolute", "prismatic")
 _LINK_KINDS = ("rigid", "flexible")
 _DAMPING_KINDS = ("modal", "rayleigh")
 _TIP_ROTATIONS = ("slope", "chord")
 
-# Inertia tensors typed in by hand are exactly symmetric, but tensors computed
-# elsewhere (rotated, summed) carry rounding: accept asymmetry and negative
-# eigenvalues up to this fraction of the largest entry.
-_TENSOR_RTOL = 1e-12
 # a_i and the flexible link length are usually computed the same way (e.g. a
 # unit conversion); allow rounding-level differences between them.
 _LENGTH_RTOL = 1e-12
-
-
-# --------------------------------------------------------------------------
-# Validation helpers
-
-
-class _FieldError(ValueError):
-    """An invalid description value, with the message ``"<subject>: <detail>"``.
-
-    ``subject`` says what the value belongs to (``"link"``, ``"joint 2"``) and
-    ``detail`` names the field and the value. They are kept apart so that a
-    caller that knows more (the index of a link inside an arm) can relabel the
-    subject without parsing the message.
-    """
-
-    def __init__(self, subject: str, detail: str) -> None:
-        super().__init__(f"{subject}: {detail}")
-        self.subject = subject
-        self.detail = detail
-
-
-@contextmanager
-def _located(subject: str, field_name: str = "") -> Iterator[None]:
-    """Re-raise field errors of the enclosed construction as part of ``subject``.
-
-    ``field_name`` (e.g. ``"lumped_masses[1]"``) is prefixed to the detail so
-    the message keeps naming the offending field from the outer object's view.
-    """
-    try:
-        yield
-    except _FieldError as err:
-        detail = f"{field_name}.{err.detail}" if field_name else err.detail
-        raise _FieldError(subject, detail) from None
-
-
-def _is_real(value: object) -> bool:
-    """True for real numbers (Python or NumPy), False for bools, which are not numbers here."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def _finite(value: object, subject: str, name: str) -> float:
-    if not _is_real(value):
-        raise _FieldError(subject, f"{name} must be a real number, got {value!r}")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except OverflowError:  # a Python int beyond the float range
-        number = math.inf
-    if not math.isfinite(number):
-        raise _FieldError(subject, f"{name} must be finite, got {number!r}")
-    return number
-
-
-def _positive(value: object, subject: str, name: str) -> float:
-    number = _finite(value, subject, name)
-    if not number > 0.0:
-        raise _FieldError(subject, f"{name} must be > 0, got {number!r}")
-    return number
-
-
-def _non_negative(value: object, subject: str, name: str) -> float:
-    number = _finite(value, subject, name)
-    if number < 0.0:
-        raise _FieldError(subject, f"{name} must be >= 0, got {number!r}")
-    return number
-
-
-def _items(value: object) -> tuple[Any, ...] | None:
-    """The elements of a list, tuple or array as a tuple; None for anything else."""
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    return None
-
-
-def _vector3(value: object, subject: str, name: str) -> tuple[float, float, float]:
-    items = _items(value)
-    if items is None or len(items) != 3 or not all(_is_real(x) and math.isfinite(x) for x in items):
-        raise _FieldError(subject, f"{name} must be a finite 3-vector, got {value!r}")
-    return (float(items[0]), float(items[1]), float(items[2]))
-
-
-def _inertia(value: object, subject: str, name: str) -> float | Tensor3:
-    """A scalar inertia >= 0, or a finite, symmetric, positive semi-definite 3x3 tensor."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    if _is_real(value):
-        return _non_negative(value, subject, name)
-    rows = _items(value)
-    matrix = None if rows is None or len(rows) != 3 else [_items(row) for row in rows]
-    if matrix is None or not all(
-        row is not None and len(row) == 3 and all(_is_real(x) for x in row) for row in matrix
-    ):
-        raise _FieldError(subject, f"{name} must be a number >= 0 or a 3x3 tensor, got {value!r}")
-    tensor = np.array(matrix, dtype=float)
-    shown = tensor.tolist()
-    if not np.all(np.isfinite(tensor)):
-        raise _FieldError(subject, f"{name} must be finite, got {shown}")
-    tolerance = _TENSOR_RTOL * float(np.max(np.abs(tensor)))
-    if np.max(np.abs(tensor - tensor.T)) > tolerance:
-        raise _FieldError(subject, f"{name} must be symmetric, got {shown}")
-    smallest = float(np.linalg.eigvalsh(tensor)[0])
-    if smallest < -tolerance:
-        raise _FieldError(
-            subject,
-            f"{name} must be positive semi-definite (smallest eigenvalue {smallest:.6g}), got {shown}",
-        )
-    return tuple(tuple(float(x) for x in row) for row in matrix)  # type: ignore[return-value]
-
-
-def _one_of(value: object, choices: tuple[str, ...], subject: str, name: str) -> str:
-    if not isinstance(value, str) or value not in choices:
-        options = " or ".join(repr(choice) for choice in choices)
-        raise _FieldError(subject, f"{name} must be {options}, got {value!r}")
-    return value
-
-
-def _instance_or_none(value: object, cls: type, subject: str, name: str) -> Any:
-    if value is not None and not isinstance(value, cls):
-        raise _FieldError(subject, f"{name} must be a {cls.__name__} or None, got {value!r}")
-    return value
 
 
 def _is_unset(value: object) -> bool:
@@ -261,7 +134,7 @@ def _check_keys(data: object, path: str, cls: type) -> Mapping[str, Any]:
 
 
 def _list_of_tables(value: object, path: str) -> tuple[Any, ...]:
-    items = _items(value)
+    items = check.sequence_items(value)
     if items is None:
         raise ValueError(f"{path}: expected a list (an array of tables), got {value!r}")
     return items
@@ -296,16 +169,28 @@ class _Description:
         return result
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+    def from_dict(cls, data: Mapping[str, Any], path: str = "") -> Self:
         """Build from a dict as written by ``to_dict`` (or read from a config file).
+
+        Parameters
+        ----------
+        data : mapping
+        path : str
+            Where ``data`` sits in a larger document (e.g. ``"arm.links[2]"``):
+            key errors then name the full key path and value errors say
+            ``"arm.links[2]: EI must be > 0, got -1.0"``.
 
         Raises
         ------
         ValueError
-            For an unknown or missing key (message: the key path) and for any
-            invalid value (message: the field and the value).
+            For an unknown or missing key (message: the key path) and
+            :class:`~core.validation.InputError` (a ValueError) for any
+            invalid value (message: where, the field and the value).
         """
-        return cls._from_dict(data, "")
+        if not path:
+            return cls._from_dict(data, "")
+        with check.located(path):
+            return cls._from_dict(data, path)
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any], path: str) -> Self:
@@ -341,9 +226,9 @@ class LumpedMass(_Description):
         where = "lumped mass"
         _normalize(
             self,
-            position=_non_negative(self.position, where, "position"),
-            mass=_non_negative(self.mass, where, "mass"),
-            inertia=_non_negative(self.inertia, where, "inertia"),
+            position=check.nonnegative(self.position, where, "position"),
+            mass=check.nonnegative(self.mass, where, "mass"),
+            inertia=check.nonnegative(self.inertia, where, "inertia"),
         )
 
 
@@ -370,8 +255,8 @@ class Payload(_Description):
     def __post_init__(self) -> None:
         _normalize(
             self,
-            mass=_non_negative(self.mass, "payload", "mass"),
-            inertia=_inertia(self.inertia, "payload", "inertia"),
+            mass=check.nonnegative(self.mass, "payload", "mass"),
+            inertia=check.inertia(self.inertia, "payload", "inertia"),
         )
 
     def inertia_tensor(self) -> np.ndarray:
@@ -418,21 +303,21 @@ class Damping(_Description):
 
     def __post_init__(self) -> None:
         where = "damping"
-        kind = _one_of(self.kind, _DAMPING_KINDS, where, "kind")
-        raw = (self.ratios,) if _is_real(self.ratios) else _items(self.ratios)
+        kind = check.one_of(self.kind, _DAMPING_KINDS, where, "kind")
+        raw = (self.ratios,) if check.is_real(self.ratios) else check.sequence_items(self.ratios)
         if raw is None:
-            raise _FieldError(where, f"ratios must be a number or a sequence of numbers, got {self.ratios!r}")
-        ratios = tuple(_non_negative(r, where, f"ratios[{k}]") for k, r in enumerate(raw, start=1))
-        alpha = _non_negative(self.alpha, where, "alpha")
-        beta = _non_negative(self.beta, where, "beta")
+            raise InputError(where, f"ratios must be a number or a sequence of numbers, got {self.ratios!r}")
+        ratios = tuple(check.nonnegative(r, where, f"ratios[{k}]") for k, r in enumerate(raw, start=1))
+        alpha = check.nonnegative(self.alpha, where, "alpha")
+        beta = check.nonnegative(self.beta, where, "beta")
         if kind == "modal":
             if not ratios:
-                raise _FieldError(where, "ratios must hold at least one ratio for modal damping, got ()")
+                raise InputError(where, "ratios must hold at least one ratio for modal damping, got ()")
             for name, value in (("alpha", alpha), ("beta", beta)):
                 if value != 0.0:
-                    raise _FieldError(where, f"{name} applies to Rayleigh damping only, got {value!r}")
+                    raise InputError(where, f"{name} applies to Rayleigh damping only, got {value!r}")
         elif ratios:
-            raise _FieldError(where, f"ratios apply to modal damping only, got {ratios!r}")
+            raise InputError(where, f"ratios apply to modal damping only, got {ratios!r}")
         _normalize(self, ratios=ratios, alpha=alpha, beta=beta)
 
     @classmethod
@@ -529,8 +414,8 @@ class Link(_Description):
     tip_payload: Payload | None = None
 
     def __post_init__(self) -> None:
-        kind = _one_of(self.kind, _LINK_KINDS, "link", "kind")
-        length = _positive(self.length, "link", "length")
+        kind = check.one_of(self.kind, _LINK_KINDS, "link", "kind")
+        length = check.positive(self.length, "link", "length")
         _normalize(self, length=length)
         if kind == "rigid":
             self._check_rigid(length)
@@ -541,53 +426,53 @@ class Link(_Description):
         for name in names:
             value = getattr(self, name)
             if not _is_unset(value):
-                raise _FieldError("link", f"{name} does not apply to a {self.kind} link, got {value!r}")
+                raise InputError("link", f"{name} does not apply to a {self.kind} link, got {value!r}")
 
     def _check_rigid(self, length: float) -> None:
         self._check_fields_absent(
             ("mass_per_length", "EI", "EI_out", "damping", "lumped_masses", "tip_payload")
         )
         if self.mass is None:
-            raise _FieldError("link", "mass is required for a rigid link")
-        mass = _positive(self.mass, "link", "mass")
+            raise InputError("link", "mass is required for a rigid link")
+        mass = check.positive(self.mass, "link", "mass")
         if self.com is None:
             com = (length / 2.0, 0.0, 0.0)
-        elif _is_real(self.com):
-            com = (_finite(self.com, "link", "com"), 0.0, 0.0)
+        elif check.is_real(self.com):
+            com = (check.finite(self.com, "link", "com"), 0.0, 0.0)
         else:
-            com = _vector3(self.com, "link", "com")
+            com = check.vector3(self.com, "link", "com")
         if self.inertia is None:
             inertia: float | Tensor3 = mass * length**2 / 12.0
         else:
-            inertia = _inertia(self.inertia, "link", "inertia")
+            inertia = check.inertia(self.inertia, "link", "inertia")
         _normalize(self, mass=mass, com=com, inertia=inertia)
 
     def _check_flexible(self, length: float) -> None:
         self._check_fields_absent(("mass", "com", "inertia"))
         for name in ("mass_per_length", "EI"):
             if getattr(self, name) is None:
-                raise _FieldError("link", f"{name} is required for a flexible link")
-        lumped = _items(self.lumped_masses)
+                raise InputError("link", f"{name} is required for a flexible link")
+        lumped = check.sequence_items(self.lumped_masses)
         if lumped is None:
-            raise _FieldError(
+            raise InputError(
                 "link", f"lumped_masses must be a sequence of LumpedMass, got {self.lumped_masses!r}"
             )
         for k, lumped_mass in enumerate(lumped, start=1):
             name = f"lumped_masses[{k}]"
             if not isinstance(lumped_mass, LumpedMass):
-                raise _FieldError("link", f"{name} must be a LumpedMass, got {lumped_mass!r}")
+                raise InputError("link", f"{name} must be a LumpedMass, got {lumped_mass!r}")
             if lumped_mass.position > length:
-                raise _FieldError(
+                raise InputError(
                     "link", f"{name}.position must be in [0, {length!r}], got {lumped_mass.position!r}"
                 )
         _normalize(
             self,
-            mass_per_length=_positive(self.mass_per_length, "link", "mass_per_length"),
-            EI=_positive(self.EI, "link", "EI"),
-            EI_out=None if self.EI_out is None else _positive(self.EI_out, "link", "EI_out"),
-            damping=_instance_or_none(self.damping, Damping, "link", "damping"),
+            mass_per_length=check.positive(self.mass_per_length, "link", "mass_per_length"),
+            EI=check.positive(self.EI, "link", "EI"),
+            EI_out=None if self.EI_out is None else check.positive(self.EI_out, "link", "EI_out"),
+            damping=check.instance_or_none(self.damping, Damping, "link", "damping"),
             lumped_masses=lumped,
-            tip_payload=_instance_or_none(self.tip_payload, Payload, "link", "tip_payload"),
+            tip_payload=check.instance_or_none(self.tip_payload, Payload, "link", "tip_payload"),
         )
 
     @classmethod
@@ -669,10 +554,10 @@ class Link(_Description):
     def _from_dict(cls, data: Mapping[str, Any], path: str) -> Link:
         values = dict(_check_keys(data, path, cls))
         if "damping" in values:
-            with _located("link", "damping"):
+            with check.located("link", "damping"):
                 values["damping"] = Damping._from_dict(values["damping"], _key_path(path, "damping"))
         if "tip_payload" in values:
-            with _located("link", "tip_payload"):
+            with check.located("link", "tip_payload"):
                 values["tip_payload"] = Payload._from_dict(
                     values["tip_payload"], _key_path(path, "tip_payload")
                 )
@@ -680,7 +565,7 @@ class Link(_Description):
             list_path = _key_path(path, "lumped_masses")
             lumped = []
             for k, item in enumerate(_list_of_tables(values["lumped_masses"], list_path), start=1):
-                with _located("link", f"lumped_masses[{k}]"):
+                with check.located("link", f"lumped_masses[{k}]"):
                     lumped.append(LumpedMass._from_dict(item, f"{list_path}[{k}]"))
             values["lumped_masses"] = tuple(lumped)
         return cls(**values)
@@ -734,13 +619,14 @@ class Joint(_Description):
 
     def __post_init__(self) -> None:
         where = "joint"
-        _one_of(self.kind, _JOINT_KINDS, where, "kind")
+        check.one_of(self.kind, _JOINT_KINDS, where, "kind")
         values = {
-            name: _finite(getattr(self, name), where, name) for name in ("a", "alpha", "d", "theta_offset")
+            name: check.finite(getattr(self, name), where, name)
+            for name in ("a", "alpha", "d", "theta_offset")
         }
         for name in ("hub_mass", "hub_inertia", "motor_inertia", "viscous_friction", "coulomb_friction"):
-            values[name] = _non_negative(getattr(self, name), where, name)
-        values["gear_ratio"] = _positive(self.gear_ratio, where, "gear_ratio")
+            values[name] = check.nonnegative(getattr(self, name), where, name)
+        values["gear_ratio"] = check.positive(self.gear_ratio, where, "gear_ratio")
         _normalize(self, **values)
 
     @property
@@ -799,11 +685,11 @@ class Arm(_Description):
         joints = _typed_items(self.joints, Joint, "joint")
         links = _typed_items(self.links, Link, "link")
         _check_counts(joints, links)
-        payload = _instance_or_none(self.payload, Payload, "arm", "payload")
-        gravity = _vector3(self.gravity, "arm", "gravity")
+        payload = check.instance_or_none(self.payload, Payload, "arm", "payload")
+        gravity = check.vector3(self.gravity, "arm", "gravity")
         if not isinstance(self.is_planar, (bool, np.bool_)):
-            raise _FieldError("arm", f"is_planar must be True or False, got {self.is_planar!r}")
-        tip_rotation = _one_of(self.tip_rotation, _TIP_ROTATIONS, "arm", "tip_rotation")
+            raise InputError("arm", f"is_planar must be True or False, got {self.is_planar!r}")
+        tip_rotation = check.one_of(self.tip_rotation, _TIP_ROTATIONS, "arm", "tip_rotation")
         _normalize(
             self,
             joints=joints,
@@ -816,7 +702,7 @@ class Arm(_Description):
         if self.is_planar:
             self._check_planar()
         if payload is not None and links[-1].tip_payload is not None:
-            raise _FieldError(
+            raise InputError(
                 "arm",
                 f"payload and the tip_payload of link {len(links)} both load the tip of the last link; give one",
             )
@@ -826,18 +712,18 @@ class Arm(_Description):
             if not link.is_flexible:
                 continue
             if joint.kind == "revolute" and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
-                raise _FieldError(
+                raise InputError(
                     f"joint {i}",
                     f"a must equal the length of flexible link {i} ({link.length!r} m), got {joint.a!r}",
                 )
             if joint.kind == "prismatic" and joint.a != 0.0:
-                raise _FieldError(
+                raise InputError(
                     f"joint {i}",
                     f"a must be 0 for a prismatic joint carrying flexible link {i} "
                     f"(the beam runs along the joint axis), got {joint.a!r}",
                 )
             if joint.kind == "prismatic" and link.lumped_masses:
-                raise _FieldError(
+                raise InputError(
                     f"link {i}",
                     "lumped masses are not allowed on a translating link (they would slide through "
                     f"the hub of joint {i}); got {len(link.lumped_masses)}",
@@ -846,22 +732,20 @@ class Arm(_Description):
     def _check_planar(self) -> None:
         for i, joint in enumerate(self.joints, start=1):
             if joint.kind != "revolute":
-                raise _FieldError(
-                    f"joint {i}", f"kind must be 'revolute' in a planar arm, got {joint.kind!r}"
-                )
+                raise InputError(f"joint {i}", f"kind must be 'revolute' in a planar arm, got {joint.kind!r}")
             if joint.alpha != 0.0:
-                raise _FieldError(
+                raise InputError(
                     f"joint {i}",
                     f"alpha must be 0 in a planar arm (parallel joint axes), got {joint.alpha!r}",
                 )
         for i, link in enumerate(self.links, start=1):
             if link.EI_out is not None:
-                raise _FieldError(
+                raise InputError(
                     f"link {i}",
                     f"EI_out must be None in a planar arm (out-of-plane bending is off), got {link.EI_out!r}",
                 )
         if self.gravity[2] != 0.0:
-            raise _FieldError(
+            raise InputError(
                 "arm",
                 f"gravity must lie in the x-y plane of a planar arm (z component 0), got {self.gravity!r}",
             )
@@ -905,13 +789,13 @@ class Arm(_Description):
         placed = []
         for i, (joint, link) in enumerate(zip(joint_items, link_items, strict=True), start=1):
             if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
-                raise _FieldError(
+                raise InputError(
                     f"joint {i}",
                     f"a must be 0 (it is set from the link) or equal the length of link {i} "
                     f"({link.length!r} m), got {joint.a!r}",
                 )
             placed.append(dataclasses.replace(joint, a=link.length))
-        gravity_items = _items(gravity)
+        gravity_items = check.sequence_items(gravity)
         if gravity_items is not None and len(gravity_items) == 2:
             gravity = (*gravity_items, 0.0)
         return cls(tuple(placed), link_items, payload, gravity, True, tip_rotation)  # type: ignore[arg-type]
@@ -952,17 +836,13 @@ class Arm(_Description):
             if link.is_flexible and joint.kind == "prismatic"
         )
 
-    def check_free_length(self, number: int, l, where: str = "") -> None:
-        """Raise ValueError unless the free length l (a number or an array; real
-        parts) of translating link ``number`` lies in (0, length]; ``where``
-        prefixes the message (e.g. ``"reference: "``)."""
-        length = self.links[number - 1].length
-        values = np.real(np.asarray(l))
-        if np.any(values <= 0) or np.any(values > length * (1 + 1e-12)):
-            got = f"{float(values)!r}" if values.ndim == 0 else f"{values.min()!r}…{values.max()!r}"
-            raise ValueError(
-                f"{where}d{number}: the free length of translating link {number} must lie in (0, {length}] m, got {got}"
-            )
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the joint variables, as every model names its first coordinates:
+        ``theta<i>`` (revolute) or ``d<i>`` (prismatic), i from 1."""
+        return tuple(
+            f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(self.joints, start=1)
+        )
 
     def home(self) -> np.ndarray:
         """The default joint configuration: all joint variables zero, except the
@@ -987,7 +867,7 @@ class Arm(_Description):
             list_path = _key_path(path, key)
             built = []
             for i, item in enumerate(_list_of_tables(values[key], list_path), start=1):
-                with _located(f"{subject} {i}"):
+                with check.located(f"{subject} {i}"):
                     built.append(item_cls._from_dict(item, f"{list_path}[{i}]"))
             values[key] = tuple(built)
         if "payload" in values:
@@ -996,19 +876,19 @@ class Arm(_Description):
 
 
 def _typed_items(value: object, cls: type, subject: str) -> tuple[Any, ...]:
-    items = _items(value)
+    items = check.sequence_items(value)
     if items is None:
-        raise _FieldError("arm", f"{subject}s must be a sequence of {cls.__name__}, got {value!r}")
+        raise InputError("arm", f"{subject}s must be a sequence of {cls.__name__}, got {value!r}")
     for i, item in enumerate(items, start=1):
         if not isinstance(item, cls):
-            raise _FieldError(f"{subject} {i}", f"expected a {cls.__name__}, got {item!r}")
+            raise InputError(f"{subject} {i}", f"expected a {cls.__name__}, got {item!r}")
     return items
 
 
 def _check_counts(joints: tuple[Joint, ...], links: tuple[Link, ...]) -> None:
     if not joints and not links:
-        raise _FieldError("arm", "an arm needs at least one joint and one link, got none")
+        raise InputError("arm", "an arm needs at least one joint and one link, got none")
     if len(joints) != len(links):
-        raise _FieldError(
+        raise InputError(
             "arm", f"got {len(joints)} joints and {len(links)} links; each joint must be followed by one link"
         )

@@ -1,11 +1,11 @@
 """Joint controllers (SPEC §7). One registry, :data:`CONTROLLERS`.
 
-Every registered controller has ``from_gains(arm, kp, kd)``, the constructor a
-study config (``[analysis.controller]``: ``kind``, ``kp``, ``kd``) uses; a new
-controller is one class here plus its entry in :data:`CONTROLLERS`.
-
 A controller is called as ``controller(t, q, qd, model, reference)`` and
-returns the joint inputs τ, shape (n_joints,). ``reference`` is
+returns the joint inputs τ, shape (n_joints,). Every registered controller
+builds itself for an arm with ``from_config(arm, *, kp, kd)`` (gains [N·m/rad,
+N·m·s/rad], scalars or one per joint); study configs take their
+``controller.kind`` values and this signature from the registry, so a new
+controller is added here and nowhere else. ``reference`` is
 ``(q_d, qd_d, qdd_d)`` of the trajectory at t (joint coordinates), or None
 when the simulation has no trajectory (then regulation to the initial
 configuration is the caller's choice: pass a constant trajectory).
@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Self
 
 import numpy as np
 
+from core.arm import Arm
 from core.model import Model
 
 Reference = tuple[np.ndarray, np.ndarray, np.ndarray] | None
@@ -50,8 +52,10 @@ class FeedForward:
         return np.asarray(self.torque(t, reference), dtype=float)
 
     @classmethod
-    def from_gains(cls, arm, kp=0.0, kd=0.0) -> FeedForward:
-        """The rigid inverse dynamics of ``arm`` along the reference (gains unused)."""
+    def from_config(
+        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
+    ) -> FeedForward:
+        """Rigid inverse dynamics of ``arm``'s rigid equivalent (gains unused)."""
         from core.engine import ChainModel
         from core.rigid import rigid_equivalent
 
@@ -82,21 +86,31 @@ class FeedForward:
 
 
 @dataclass(frozen=True)
-class PD:
-    """τ = K_p (q_d − q_r) + K_d (q̇_d − q̇_r) on the joint coordinates."""
+class _JointGains:
+    """A controller with joint gains k_p, k_d (scalars or one per joint, >= 0)."""
 
     kp: object
     kd: object
 
     @classmethod
-    def from_gains(cls, arm, kp=0.0, kd=0.0) -> PD:
-        """From a study config: position gain kp, rate gain kd."""
+    def from_config(cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0) -> Self:
+        """The controller with gains ``kp`` [N·m/rad], ``kd`` [N·m·s/rad] (unchanged by the arm)."""
         return cls(kp=kp, kd=kd)
+
+    def gains(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(k_p, k_d) broadcast to ``n`` joints and checked."""
+        return _gains("kp", self.kp, n), _gains("kd", self.kd, n)
+
+
+@dataclass(frozen=True)
+class PD(_JointGains):
+    """τ = K_p (q_d − q_r) + K_d (q̇_d − q̇_r) on the joint coordinates."""
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, _ = _need(reference, "PD")
         n = model.n_joints
-        return _gains("kp", self.kp, n) * (q_d - q[:n]) + _gains("kd", self.kd, n) * (qd_d - qd[:n])
+        kp, kd = self.gains(n)
+        return kp * (q_d - q[:n]) + kd * (qd_d - qd[:n])
 
 
 def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
@@ -110,7 +124,7 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
     M = model.mass_matrix(q)
     B = model.input_matrix(q)
     H = (
-        model.coriolis_matrix(q, qd) @ qd
+        model.bias_forces(q, qd)
         + model.damping_matrix(q) @ qd
         + model.elastic_forces(q)
         + model.gravity_forces(q)
@@ -123,51 +137,48 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ComputedTorque:
+class ComputedTorque(_JointGains):
     """Computed torque on the joint coordinates of a rigid model: τ = M u + h,
     u = q̈_d + K_d (q̇_d − q̇) + K_p (q_d − q). For a flexible model use
     :class:`Decoupling`, which accounts for the flexible coordinates."""
 
-    kp: object
-    kd: object
-
     @classmethod
-    def from_gains(cls, arm, kp=0.0, kd=0.0) -> ComputedTorque:
-        """From a study config: position gain kp, rate gain kd."""
-        return cls(kp=kp, kd=kd)
+    def from_config(
+        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
+    ) -> ComputedTorque:
+        """Computed torque; refused for an arm with flexible links (use decoupling)."""
+        if arm.flexible_links:
+            raise ValueError(
+                f"computed-torque acts on rigid models; this arm has flexible links {list(arm.flexible_links)} "
+                "(use decoupling)"
+            )
+        return super().from_config(arm, kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         if model.n_dof != model.n_joints:
             raise ValueError("ComputedTorque acts on rigid models; use Decoupling for flexible ones")
         q_d, qd_d, qdd_d = _need(reference, "computed torque")
-        n = model.n_joints
-        u = qdd_d + _gains("kd", self.kd, n) * (qd_d - qd) + _gains("kp", self.kp, n) * (q_d - q)
+        kp, kd = self.gains(model.n_joints)
+        u = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
         return _joint_acceleration_law(model, q, qd, u)
 
 
 @dataclass(frozen=True)
-class Decoupling:
+class Decoupling(_JointGains):
     """Model-based decoupling (SPEC §7): the joint errors e = q_r − q_d obey
-    ë + G_v ė + G_p e = 0 exactly, whatever the flexible coordinates do; they
+    ë + k_d ė + k_p e = 0 exactly (G_v = k_d, G_p = k_p in SPEC §7), whatever the flexible coordinates do; they
     obey M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r (clamped frames)."""
-
-    Gp: object
-    Gv: object
-
-    @classmethod
-    def from_gains(cls, arm, kp=0.0, kd=0.0) -> Decoupling:
-        """From a study config: G_p = kp, G_v = kd."""
-        return cls(Gp=kp, Gv=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, qdd_d = _need(reference, "decoupling")
         n = model.n_joints
         e, e_dot = q[:n] - q_d, qd[:n] - qd_d
-        u = qdd_d - _gains("Gv", self.Gv, n) * e_dot - _gains("Gp", self.Gp, n) * e
+        kp, kd = self.gains(n)
+        u = qdd_d - kd * e_dot - kp * e
         return _joint_acceleration_law(model, q, qd, u)
 
 
-#: Controllers by name (study configs); each has ``from_gains(arm, kp, kd)``.
+#: Controllers by config name; each has ``from_config(arm, *, kp, kd)``.
 CONTROLLERS: dict[str, type] = {
     "feed-forward": FeedForward,
     "pd": PD,

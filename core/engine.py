@@ -22,7 +22,10 @@ Kinetic energy, body by body (frames and Jacobians from
 
 M(q) = Σ Jᵀ M_body J is assembled from these. ∂M/∂q_k comes from the
 complex step (exact to round-off, :mod:`core.rotations`), which makes C from
-the Christoffel symbols exact and Ṁ − 2C skew to round-off.
+the Christoffel symbols exact and Ṁ − 2C skew to round-off. Forward and
+inverse dynamics do not use ∂M/∂q: M and G come from one real kinematics pass,
+h = C q̇ from :meth:`ChainModel.bias_forces` (:mod:`core.newton_euler`), and
+``solver="recursive"`` from the articulated-body recursion of :mod:`core.recursive`.
 
 Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 τ_c = −F_c tanh(u/ε) (default, ε = ``coulomb_velocity``) or ``"sign"``
@@ -38,11 +41,15 @@ from typing import Literal
 import numpy as np
 import scipy.linalg
 
+from core import validation as check
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
+from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
 from core.flexible_body import FlexibleBody, TranslatingBody
-from core.kinematics import ChainKinematics, TipMap
-from core.model import COMPLEX_STEP, Model
+from core.kinematics import ChainKinematics, TipMap, check_free_length
+from core.model import SOLVERS, Model
+from core.newton_euler import bias_terms
+from core.recursive import recursive_solver
 from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
@@ -50,16 +57,7 @@ COULOMB_VELOCITY = 1e-3
 #: How many recent configurations keep M, ∂M/∂q and G cached.
 DERIVATIVE_CACHE = 8
 
-
-def _first_of(frames):
-    """The first configuration of a batch of frames, as a batch of one."""
-    import copy
-
-    first = copy.copy(frames)
-    for name, value in vars(frames).items():
-        if value is not None:
-            setattr(first, name, value[:1])
-    return first
+SOLVERS["recursive"] = recursive_solver
 
 
 class ChainModel(Model):
@@ -91,14 +89,21 @@ class ChainModel(Model):
             raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
         if coulomb not in ("smooth", "sign"):
             raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
-        if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0):
-            raise ValueError(f"coulomb_velocity must be finite and > 0, got {coulomb_velocity!r}")
+        coulomb_velocity = check.positive(coulomb_velocity, "", "coulomb_velocity")
         self.arm = arm
+        #: Constructor arguments besides ``arm``, for :meth:`rebuild`; a backend
+        #: subclass replaces them with its own after calling this constructor.
+        self._build_options = {
+            "bases": bases,
+            "coulomb": coulomb,
+            "coulomb_velocity": coulomb_velocity,
+            "description": description,
+        }
         self.coulomb = coulomb
         self.coulomb_velocity = float(coulomb_velocity)
         self.description = description
         n_joints = arm.n_joints
-        names = [f"theta{i}" if j.kind == "revolute" else f"d{i}" for i, j in enumerate(arm.joints, start=1)]
+        names = list(arm.joint_names)
         self.bases: dict[int, BeamBasis | TranslatingBasis] = {}
         self.bodies: dict[int, FlexibleBody | TranslatingBody] = {}
         self.translating = arm.translating_links
@@ -159,6 +164,15 @@ class ChainModel(Model):
         self._K = self._build_stiffness()
         self._D = self._build_damping()
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
+        self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G; see _real_terms
+
+    def rebuild(self, arm: Arm) -> ChainModel:
+        """The same discretization on another arm (see :meth:`Model.rebuild`).
+
+        A plain :class:`ChainModel` reuses its bases, so ``arm`` must have the
+        same flexible links and lengths; the backends rebuild their bases.
+        """
+        return type(self)(arm, **self._build_options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -244,7 +258,7 @@ class ChainModel(Model):
     def _free_length(self, q, number: int):
         """Free length l = q_i of translating link ``number`` (checked by the kinematics)."""
         l = q[..., number - 1]
-        self.arm.check_free_length(number, l)
+        check_free_length(self.arm, number, l)
         return l
 
     def elastic_forces(self, q) -> np.ndarray:
@@ -269,11 +283,28 @@ class ChainModel(Model):
             for c in (number - 1, *range(self.n_dof)[self.flex_columns[number]])
         ]
         H = self.stiffness_matrix(q)
-        for k in columns:
-            shifted = q.astype(complex)
-            shifted[k] += 1j * COMPLEX_STEP
-            H[:, k] = np.imag(self.elastic_forces(shifted)) / COMPLEX_STEP
+        H[:, columns] = complex_step_jacobian(self.elastic_forces, q, columns)
         return 0.5 * (H + H.T)
+
+    def elastic_coordinates(self, q) -> tuple[np.ndarray, np.ndarray] | None:
+        """(Z, K_z): q = Z z with the elastic stiffness Zᵀ K Z = K_z exact (see
+        :class:`~core.basis.BeamBasis` ``deformations``); None with translating links
+        (their stiffness depends on the free length)."""
+        if self.translating:
+            return None
+        Z = np.eye(self.n_dof)
+        K_z = np.zeros((self.n_dof, self.n_dof))
+        for number, basis in self.bases.items():
+            link, body = self.arm.links[number - 1], self.bodies[number]
+            T = np.eye(basis.n) if basis.deformations is None else basis.deformations
+            K = basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness
+            E_y, E_z = body.E
+            cols = self.flex_columns[number]
+            Z[cols, cols] = E_y.T @ T @ E_y + E_z.T @ T @ E_z
+            K_z[cols, cols] = link.EI * E_y.T @ K @ E_y
+            if body.planes == 2:
+                K_z[cols, cols] += link.EI_out * E_z.T @ K @ E_z
+        return Z, K_z
 
     def damping_matrix(self, q) -> np.ndarray:
         D = self._D.copy()
@@ -304,7 +335,7 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._mass_batch(q[None])[0]
-        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[0].copy()
+        return self._real_mass_matrix(q).copy()
 
     def _terms_from_bytes(self, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M, ∂M/∂q and G at one real q from a single batched pass.
@@ -317,12 +348,12 @@ class ChainModel(Model):
         q = np.frombuffer(key, dtype=float)
         # Rows 1..: q + ih e_k for every k that M depends on.
         first = 0 if 1 in self.translating else 1
-        batch = q + 1j * COMPLEX_STEP * np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[first:]])
+        batch = complex_step_points(q, np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[first:]]))
         frames = self.kinematics.frames(batch)
         masses = self._mass_batch(batch, frames)
         derivatives = np.zeros((self.n_dof, self.n_dof, self.n_dof))
-        derivatives[first:] = np.imag(masses[1:]) / COMPLEX_STEP
-        gravity = np.real(self._gravity_batch(batch[:1], [_first_of(f) for f in frames]))[0]
+        derivatives[first:] = complex_step_derivatives(masses[1:])
+        gravity = np.real(self._gravity_batch(batch[:1], [f.select(slice(0, 1)) for f in frames]))[0]
         return np.real(masses[0]), derivatives, gravity
 
     def _body_jacobian(self, f, number: int, dtype) -> np.ndarray:
@@ -394,12 +425,11 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._gravity_batch(q[None])[0]
-        return self._terms(np.ascontiguousarray(q, dtype=float).tobytes())[2].copy()
+        return self._real_gravity(q).copy()
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
-        shifted = q + 1j * COMPLEX_STEP * np.eye(self.n_dof)
-        return (np.imag(self._gravity_batch(shifted)) / COMPLEX_STEP).T
+        return complex_step_jacobian(self._gravity_batch, q, batched=True)
 
     def _gravity_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
         g = self._gravity()
@@ -485,3 +515,44 @@ class ChainModel(Model):
     def tip_position(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]
+
+    # -- dynamics without ∂M/∂q ---------------------------------------------------
+    def _real_terms(self, q: np.ndarray) -> dict:
+        """Cached per-configuration data at a real q: ``frames`` (one real kinematics pass, or the
+        real part of the pass of :meth:`bias_forces`), ``M`` and ``G`` (filled on first use)."""
+        key = np.ascontiguousarray(q, dtype=float).tobytes()
+        terms = self._real_cache.get(key)
+        if terms is None:
+            terms = self._remember(key, self.kinematics.frames(np.frombuffer(key, dtype=float)[None]))
+        return terms
+
+    def _remember(self, key: bytes, frames: list) -> dict:
+        if len(self._real_cache) >= DERIVATIVE_CACHE:
+            self._real_cache.pop(next(iter(self._real_cache)))  # oldest first
+        terms = self._real_cache[key] = {"frames": frames}
+        return terms
+
+    def _real_mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        terms = self._real_terms(q)
+        if "M" not in terms:
+            terms["M"] = self._mass_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
+        return terms["M"]
+
+    def _real_gravity(self, q: np.ndarray) -> np.ndarray:
+        terms = self._real_terms(q)
+        if "G" not in terms:
+            terms["G"] = self._gravity_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
+        return terms["G"]
+
+    def bias_forces(self, q, qd) -> np.ndarray:
+        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.newton_euler.bias_terms`).
+
+        The frames of the same pass are cached for the :meth:`mass_matrix`,
+        :meth:`gravity_forces` and recursive-solver calls at the same q.
+        """
+        q, qd = self._state(q, qd)
+        h, frames = bias_terms(self, q, qd)
+        key = q.tobytes()
+        if key not in self._real_cache:
+            self._remember(key, frames)
+        return h

@@ -26,7 +26,7 @@ a leading axis of configurations, and complex-analytic (see
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -57,6 +57,27 @@ class TipMap:
     translating: bool = False
 
 
+#: A free length may exceed the beam length by this fraction (round-off of
+#: a length computed elsewhere, e.g. a unit conversion).
+FREE_LENGTH_RTOL = 1e-12
+
+
+def check_free_length(arm: Arm, number: int, l, where: str = "") -> None:
+    """Raise ValueError unless the free length l of translating link ``number``
+    lies in (0, length·(1 + FREE_LENGTH_RTOL)].
+
+    ``l`` may be a number or an array (batched or complex configurations: the
+    real parts are checked); ``where`` prefixes the message (e.g. ``"reference: "``).
+    """
+    length = arm.links[number - 1].length
+    values = np.real(np.asarray(l))
+    if np.any(values <= 0) or np.any(values > length * (1 + FREE_LENGTH_RTOL)):
+        got = f"{float(values)!r}" if values.ndim == 0 else f"{values.min()!r}…{values.max()!r}"
+        raise ValueError(
+            f"{where}d{number}: the free length of translating link {number} must lie in (0, {length}] m, got {got}"
+        )
+
+
 @dataclass
 class LinkFrames:
     """Pose and Jacobians of the frames of one link (base coordinates)."""
@@ -73,6 +94,12 @@ class LinkFrames:
     Jw_before: np.ndarray | None = None  # angular velocity Jacobian of the previous tip frame
     Jv_tip: np.ndarray | None = None
     Jw_tip: np.ndarray | None = None
+
+    def select(self, index: int | slice) -> LinkFrames:
+        """A new :class:`LinkFrames` of the configurations ``index`` of the batch
+        (an int drops the batch axis, a slice keeps it); nothing is mutated."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return LinkFrames(**{name: None if v is None else v[index] for name, v in values.items()})
 
 
 class ChainKinematics:
@@ -118,7 +145,7 @@ class ChainKinematics:
             elif translating:
                 # The hub stays put; the joint variable is the free length.
                 theta, d = joint.theta_offset + 0 * q[:, i], joint.d + 0 * q[:, i]
-                self.arm.check_free_length(i + 1, q[:, i])
+                check_free_length(self.arm, i + 1, q[:, i])
             else:
                 theta, d = joint.theta_offset + 0 * q[:, i], q[:, i] + joint.d
             R_link = R @ rot_z(theta)

@@ -13,13 +13,6 @@ from core.arm import Arm
 from core.kinematics import ChainKinematics
 
 
-def _first(frames):
-    """The single configuration of a batch of one."""
-    for name in ("R_link", "p_link", "R_body", "R_end", "R_tip", "p_tip", "z_joint"):
-        setattr(frames, name, getattr(frames, name)[0])
-    return frames
-
-
 def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
     """Mass [kg] and rotary inertia [kg m²] beyond the tip of ``link`` (numbered from 1).
 
@@ -41,7 +34,7 @@ def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
         q_r = np.asarray(q, dtype=float)[: arm.n_joints]
     if q_r.shape != (arm.n_joints,):
         raise ValueError(f"q must hold at least the {arm.n_joints} joint variables, got {np.shape(q)}")
-    frames = [_first(f) for f in ChainKinematics(arm, {}, arm.n_joints).frames(q_r[None], jacobians=False)]
+    frames = [f.select(0) for f in ChainKinematics(arm, {}, arm.n_joints).frames(q_r[None], jacobians=False)]
     tip = frames[link - 1].p_tip
     axis = frames[link - 1].R_body[:, 2]
     bodies: list[tuple[float, np.ndarray, np.ndarray]] = []  # (mass, position, inertia tensor in base axes)

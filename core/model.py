@@ -13,6 +13,8 @@ K q is the elastic force ∂V_e/∂q of :meth:`Model.elastic_forces`, which adds
 
 Contract for subclasses — implement the primitives:
 
+``arm``, ``rebuild(arm)``
+    the description discretized, and the same discretization of another arm;
 ``coordinates``, ``n_joints``
     layout (names, numbered from 1 as users see them);
 ``mass_matrix``, ``mass_matrix_derivatives``, ``stiffness_matrix``,
@@ -33,6 +35,9 @@ from typing import Literal
 import numpy as np
 import scipy.linalg
 
+from core.arm import Arm
+from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
+
 #: Forward-dynamics solvers by name; a solver is ``f(model, q, qd, rhs) -> qdd``.
 SOLVERS: dict = {}
 
@@ -45,15 +50,48 @@ def _composite(model: Model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> 
 
 SOLVERS["composite"] = _composite
 
+
+def _lowest_first(K: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """Eigenvalues of K x = λ M x, ascending, accurate at the low end.
+
+    The low eigenvalues of a stiff pencil are the large ones of the inverse
+    pencil M x = μ (K + σM) x, λ = 1/μ − σ, which ``eigh`` resolves to
+    relative round-off; solved directly, the lowest λ of a fine FEM mesh carry
+    an error ~ε λ_max (measured: 2e-7 at 128 elements). σ = 0 when K is positive
+    definite; otherwise (free joints, an unstable configuration) a shift above
+    the most negative eigenvalue, from a first direct solve.
+    """
+    try:
+        scipy.linalg.cho_factor(K)
+        sigma = 0.0
+    except np.linalg.LinAlgError:
+        estimate = scipy.linalg.eigh(K, M, eigvals_only=True)
+        size = np.abs(estimate)
+        resolved = size[size > RIGID_MODE_TOLERANCE * max(size.max(), 1e-300)]
+        scale = resolved.min() if resolved.size else 1.0
+        sigma = max(-estimate[0], 0.0) + 0.5 * scale
+    mu = scipy.linalg.eigh(M, K + sigma * M, eigvals_only=True)
+    return np.sort(1.0 / mu - sigma)
+
+
 #: Free joints without gravity: rigid-body eigenvalues above this fraction of
 #: the largest eigenvalue are reported (they should be round-off).
 RIGID_MODE_TOLERANCE = 1e-9
 #: Relative step of the central differences used by ``linearize`` at q̇ ≠ 0.
-LINEARIZE_STEP = 1e-6
+LINEARIZE_STEP = CENTRAL_STEP
 
 
 class Model(ABC):
-    """A discretized flexible arm (abstract); see the module docstring for the contract."""
+    """A discretized flexible arm (abstract); see the module docstring for the contract.
+
+    Attributes
+    ----------
+    arm : Arm
+        The description the model discretizes (read by analyses, simulations
+        and reports: link data, gravity, translating links).
+    """
+
+    arm: Arm
 
     # -- layout --------------------------------------------------------------
     @property
@@ -80,6 +118,11 @@ class Model(ABC):
     def flex(self) -> slice:
         """Slice of q holding the flexible coordinates."""
         return slice(self.n_joints, self.n_dof)
+
+    @abstractmethod
+    def rebuild(self, arm: Arm) -> Model:
+        """The same backend, discretization and options applied to another ``arm``
+        (e.g. a changed payload or link), as a new model."""
 
     # -- primitives ----------------------------------------------------------
     @abstractmethod
@@ -126,6 +169,12 @@ class Model(ABC):
         """∂V_e/∂q of the elastic energy V_e = ½ qᵀK(q)q; K q when K is constant."""
         return self.stiffness_matrix(q) @ q
 
+    def elastic_coordinates(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Optional (Z, K_z): coordinates q = Z z in which the elastic stiffness
+        Zᵀ (∂²V_e/∂q²) Z = K_z is known exactly (no cancellation); None if the
+        backend has none (then :meth:`elastic_stiffness` is used as is)."""
+        return None
+
     def elastic_stiffness(self, q: np.ndarray) -> np.ndarray:
         """∂²V_e/∂q², the Jacobian of :meth:`elastic_forces`; K when K is constant."""
         return self.stiffness_matrix(q)
@@ -150,6 +199,12 @@ class Model(ABC):
         qd = np.zeros(self.n_dof) if qd is None else np.asarray(qd, dtype=float)
         if qd.shape != (self.n_dof,):
             raise ValueError(f"qd must have shape ({self.n_dof},), got {qd.shape}")
+        for name, value in (("q", q), ("qd", qd)):
+            if not np.all(np.isfinite(value)):
+                bad = np.flatnonzero(~np.isfinite(value))
+                raise ValueError(
+                    f"{name} must be finite, got {float(value[bad[0]])!r} at {self.coordinates[bad[0]]} (index {bad[0]})"
+                )
         return q, qd
 
     def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -164,26 +219,33 @@ class Model(ABC):
         P = dM @ qd  # P[i, j] = Σ_k ∂M_jk/∂q_i q̇_k
         return 0.5 * (M_dot + P.T - P)
 
-    def _rhs(self, q, qd, tau) -> np.ndarray:
-        """B(τ + τ_c) − C q̇ − D q̇ − K q − G."""
+    def _rhs(self, q, qd, tau, friction: bool = True) -> np.ndarray:
+        """B(τ + τ_c) − C q̇ − D q̇ − K q − G (τ_c left out if not ``friction``)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
         B = self.input_matrix(q)
+        if friction:
+            tau = tau + self.friction_forces(q, qd)
         return (
-            B @ (tau + self.friction_forces(q, qd))
-            - self.coriolis_matrix(q, qd) @ qd
+            B @ tau
+            - self.bias_forces(q, qd)
             - self.damping_matrix(q) @ qd
             - self.elastic_forces(q)
             - self.gravity_forces(q)
         )
 
-    def forward_dynamics(self, q, qd, tau, solver: str = "composite") -> np.ndarray:
-        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`."""
+    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
+        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`.
+
+        ``friction=False`` leaves out the Coulomb joint friction (not
+        differentiable at rest): the smooth dynamics that linear analyses
+        differentiate.
+        """
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
         q, qd = self._state(q, qd)
-        return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau))
+        return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau, friction))
 
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
         """Q = M q̈ + C q̇ + D q̇ + ∂V_e/∂q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
@@ -191,7 +253,7 @@ class Model(ABC):
         qdd = np.asarray(qdd, dtype=float)
         return (
             self.mass_matrix(q) @ qdd
-            + self.coriolis_matrix(q, qd) @ qd
+            + self.bias_forces(q, qd)
             + self.damping_matrix(q) @ qd
             + self.elastic_forces(q)
             + self.gravity_forces(q)
@@ -228,7 +290,7 @@ class Model(ABC):
 
     def gravity_stiffness(self, q: np.ndarray) -> np.ndarray:
         """∂G/∂q, the Hessian of the gravitational potential, shape (n_dof, n_dof)."""
-        return _complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
+        return complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
 
     # -- linear analyses ----------------------------------------------------
     def linearize(self, q0, qd0=None, tau0=None) -> tuple[np.ndarray, np.ndarray]:
@@ -253,36 +315,20 @@ class Model(ABC):
         A = np.zeros((2 * n, 2 * n))
         A[:n, n:] = np.eye(n)
         if not np.any(qd0):
-            qdd0 = self._smooth_dynamics(q0, qd0, tau0)
+            qdd0 = self.forward_dynamics(q0, qd0, tau0, friction=False)
             dM = self.mass_matrix_derivatives(q0)
             stiffness = self.elastic_stiffness(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
             A[n:, :n] = -np.linalg.solve(M, stiffness)
             A[n:, n:] = -np.linalg.solve(M, self.damping_matrix(q0))
         else:
-            x0 = np.concatenate([q0, qd0])
-            for k in range(2 * n):
-                h = LINEARIZE_STEP * max(1.0, abs(x0[k]))
-                xp, xm = x0.copy(), x0.copy()
-                xp[k] += h
-                xm[k] -= h
-                diff = self._smooth_dynamics(xp[:n], xp[n:], tau0) - self._smooth_dynamics(
-                    xm[:n], xm[n:], tau0
-                )
-                A[n:, k] = diff / (2 * h)
+            A[n:] = central_difference_jacobian(
+                lambda x: self.forward_dynamics(x[:n], x[n:], tau0, friction=False),
+                np.concatenate([q0, qd0]),
+                LINEARIZE_STEP,
+            )
         B_ss = np.zeros((2 * n, self.n_joints))
         B_ss[n:] = np.linalg.solve(M, B)
         return A, B_ss
-
-    def _smooth_dynamics(self, q, qd, tau) -> np.ndarray:
-        """Forward dynamics without Coulomb friction."""
-        rhs = (
-            self.input_matrix(q) @ tau
-            - self.coriolis_matrix(q, qd) @ qd
-            - self.damping_matrix(q) @ qd
-            - self.elastic_forces(q)
-            - self.gravity_forces(q)
-        )
-        return np.linalg.solve(self.mass_matrix(q), rhs)
 
     def natural_frequencies(self, q=None, joints: Literal["locked", "free"] = "locked") -> np.ndarray:
         """Undamped natural frequencies [rad/s] about configuration q, ascending.
@@ -300,16 +346,26 @@ class Model(ABC):
         q, _ = self._state(q)
         M = self.mass_matrix(q)
         gravity = self.gravity_stiffness(q)
-        K = self.elastic_stiffness(q) + gravity
-        K = 0.5 * (K + K.T)
+        transform = self.elastic_coordinates(q)
+        if transform is None:
+            Z, K = np.eye(self.n_dof), self.elastic_stiffness(q)
+        else:
+            Z, K = transform  # q = Z z, K exact in z
         if joints == "locked":
             B = self.input_matrix(q)
-            # Null space of Bᵀ = [I, B_fᵀ]: z_r = −B_fᵀ z_f.
-            Z = np.vstack([-B[self.flex].T, np.eye(self.n_dof - self.n_joints)])
-            M, K = Z.T @ M @ Z, Z.T @ K @ Z
+            # Null space of Bᵀ = [I, B_fᵀ]: q_r = −B_fᵀ q_f, and q_f = Z_ff z_f.
+            N = np.vstack([-B[self.flex].T, np.eye(self.n_dof - self.n_joints)])
+            W = N @ Z[self.flex, self.flex]
+            # The elastic stiffness has no joint rows: in z it is K_z's flexible block.
+            K = N.T @ K @ N if transform is None else K[self.flex, self.flex]
+        else:
+            W = Z
+        M = W.T @ M @ W
+        K = K + W.T @ gravity @ W
+        M, K = 0.5 * (M + M.T), 0.5 * (K + K.T)
         if M.shape[0] == 0:
             return np.zeros(0)
-        eigenvalues = scipy.linalg.eigh(K, M, eigvals_only=True)
+        eigenvalues = _lowest_first(K, M)
         if joints == "free" and not np.any(gravity):
             # Without gravity the joints carry no stiffness: exactly n_joints
             # rigid-body modes, whose computed eigenvalues are round-off of size
@@ -330,16 +386,14 @@ class Model(ABC):
             )
         return np.sign(eigenvalues) * np.sqrt(np.abs(eigenvalues))
 
+    def bias_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The velocity-product forces h(q, q̇) = C(q, q̇) q̇ [N or N m], shape (n_dof,).
 
-#: Step of the complex-step derivative; any tiny value gives round-off accuracy.
-COMPLEX_STEP = 1e-30
-
-
-def _complex_step_jacobian(function, x: np.ndarray) -> np.ndarray:
-    """∂f/∂x by the complex step; ``f`` must be complex-analytic. out[:, k] = ∂f/∂x_k."""
-    columns = []
-    for k in range(x.size):
-        shifted = x.astype(complex)
-        shifted[k] += 1j * COMPLEX_STEP
-        columns.append(np.imag(function(shifted)) / COMPLEX_STEP)
-    return np.array(columns).T
+        Only the Coriolis and centrifugal terms: gravity, elastic, damping and
+        friction forces are separate primitives. This default uses the
+        Christoffel path (:meth:`coriolis_matrix`); backends override it with a
+        pass that needs no ∂M/∂q (:func:`core.newton_euler.dynamics_terms`),
+        and forward and inverse dynamics call this method.
+        """
+        q, qd = self._state(q, qd)
+        return self.coriolis_matrix(q, qd) @ qd

@@ -1,4 +1,4 @@
-"""Reference arms of SPEC §9, shared by tests, benchmarks and (later) study configs.
+"""Reference arms of SPEC §9, shared by tests, benchmarks and study configs (``preset = "..."``).
 
 Parameters come from the source papers; where a value is not given the
 documented default here is ours. All SI.

@@ -21,7 +21,7 @@ from scipy.integrate import solve_ivp
 
 from core.model import Model
 
-#: Default integrator tolerances (relative, absolute), used by every caller that does not choose.
+#: Default tolerances.
 RTOL = 1e-8
 ATOL = 1e-10
 METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
@@ -155,10 +155,9 @@ def simulate(
 def _wave_speeds(model: Model) -> list[tuple[int, float]]:
     """(joint index, √(EI/ρA)) of every translating link (link i sits on joint i);
     the smaller bending stiffness when it bends in two planes."""
-    arm = model.arm
     result = []
-    for number in arm.translating_links:
-        link = arm.links[number - 1]
+    for number in model.arm.translating_links:
+        link = model.arm.links[number - 1]
         EI = min(link.EI, link.EI_out) if link.EI_out is not None else link.EI
         result.append((number - 1, float(np.sqrt(EI / link.mass_per_length))))
     return result

@@ -3,20 +3,22 @@
 Every trajectory is a frozen dataclass with ``evaluate(t) -> (q, qd, qdd)``,
 each an ndarray of shape (n_joints,) [rad or m, per s, per s²].
 
-One registry, :data:`TRAJECTORIES`. Every registered trajectory has
-``from_config(arm, q0, **params)``: a study config's ``[analysis.trajectory]``
-table gives ``kind`` and ``params``, whose names and types are that method's
-keyword parameters (the config schema is generated from them); ``q0`` [rad, m]
-is the initial joint configuration. A new trajectory is one class here plus its
-entry in :data:`TRAJECTORIES`.
+One registry, :data:`TRAJECTORIES` (config name → class). Each registered
+class builds itself for an arm and a start configuration with
+``from_config(arm, q0, **parameters)``; its keyword-only parameters (names,
+annotations, defaults) are the config schema, so a new trajectory is added
+here and nowhere else.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+
+from core.arm import Arm
 
 
 def _vector(name: str, value) -> np.ndarray:
@@ -37,11 +39,6 @@ class Cycloidal:
     T: tuple[float, ...]
     q0: tuple[float, ...] | None = None
 
-    @classmethod
-    def from_config(cls, arm, q0, *, k: list[float], T: list[float]) -> Cycloidal:
-        """Rates ``k`` and half-periods ``T`` [s] per joint, starting at ``q0``."""
-        return cls(k=tuple(k), T=tuple(T), q0=tuple(q0))
-
     def __post_init__(self) -> None:
         k, T = _vector("k", self.k), _vector("T", self.T)
         if k.shape != T.shape:
@@ -54,6 +51,11 @@ class Cycloidal:
         object.__setattr__(self, "k", tuple(k))
         object.__setattr__(self, "T", tuple(T))
         object.__setattr__(self, "q0", tuple(q0))
+
+    @classmethod
+    def from_config(cls, arm: Arm, q0: np.ndarray, *, k: list[float], T: list[float]) -> Cycloidal:
+        """Rates k [rad/s or m/s] and half-periods T [s] per joint, from ``q0``."""
+        return cls(k=tuple(k), T=tuple(T), q0=tuple(q0))
 
     def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, T, q0 = np.array(self.k), np.array(self.T), np.array(self.q0)
@@ -79,11 +81,6 @@ class ParabolicBlend:
     T: float
     blend: float
 
-    @classmethod
-    def from_config(cls, arm, q0, *, q_end: list[float], T: float, blend: float) -> ParabolicBlend:
-        """From ``q0`` to ``q_end`` in ``T`` [s] with blends of ``blend`` [s]."""
-        return cls(q_start=tuple(q0), q_end=tuple(q_end), T=T, blend=blend)
-
     def __post_init__(self) -> None:
         start, end = _vector("q_start", self.q_start), _vector("q_end", self.q_end)
         if start.shape != end.shape:
@@ -94,6 +91,13 @@ class ParabolicBlend:
             raise ValueError(f"blend must be in (0, T/2] = (0, {self.T / 2}], got {self.blend!r}")
         object.__setattr__(self, "q_start", tuple(start))
         object.__setattr__(self, "q_end", tuple(end))
+
+    @classmethod
+    def from_config(
+        cls, arm: Arm, q0: np.ndarray, *, q_end: list[float], T: float, blend: float
+    ) -> ParabolicBlend:
+        """From ``q0`` to ``q_end`` [rad or m] in T [s] with blends of ``blend`` [s]."""
+        return cls(q_start=tuple(q0), q_end=tuple(q_end), T=T, blend=blend)
 
     def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         start, end = np.array(self.q_start), np.array(self.q_end)
@@ -126,16 +130,6 @@ class CartesianCircle:
     lengths: tuple[float, float]
     elbow: int = -1
 
-    @classmethod
-    def from_config(
-        cls, arm, q0, *, center: tuple[float, float], radius: float, omega: float, elbow: int = -1
-    ) -> CartesianCircle:
-        """The circle for ``arm``'s link lengths; ``q0`` is unused (the circle fixes the start)."""
-        if arm.n_joints != 2:
-            raise ValueError(f"trajectory circle: needs a two-joint planar arm, got {arm.n_joints} joints")
-        lengths = tuple(link.length for link in arm.links)
-        return cls(center=tuple(center), radius=radius, omega=omega, lengths=lengths, elbow=elbow)
-
     def __post_init__(self) -> None:
         l1, l2 = self.lengths
         x0, y0 = self.center
@@ -148,6 +142,26 @@ class CartesianCircle:
             )
         if self.elbow not in (1, -1):
             raise ValueError(f"elbow must be +1 or -1, got {self.elbow!r}")
+
+    @classmethod
+    def from_config(
+        cls,
+        arm: Arm,
+        q0: np.ndarray,
+        *,
+        center: tuple[float, float],
+        radius: float,
+        omega: float,
+        elbow: Literal[1, -1] = -1,
+    ) -> CartesianCircle:
+        """Circle of ``radius`` [m] about ``center`` [m] at ``omega`` [rad/s] for a
+        planar two-link arm (link lengths from ``arm``; ``q0`` unused)."""
+        if arm.n_joints != 2 or not arm.is_planar:
+            raise ValueError(
+                f"trajectory: the circle needs a two-joint planar arm, got {arm.n_joints} joints"
+            )
+        lengths = tuple(link.length for link in arm.links)
+        return cls(center=tuple(center), radius=radius, omega=omega, lengths=lengths, elbow=elbow)
 
     def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         (x0, y0), r, w = self.center, self.radius, self.omega
@@ -167,7 +181,7 @@ class CartesianCircle:
         return np.array([q1, q2]), qd, qdd
 
 
-#: Trajectories by name (study configs); each has ``from_config(arm, q0, **params)``.
+#: Trajectories by config name; each has ``from_config(arm, q0, **parameters)``.
 TRAJECTORIES: dict[str, type] = {
     "cycloidal": Cycloidal,
     "parabolic-blend": ParabolicBlend,

@@ -34,15 +34,16 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+import shapes
+from core import validation as check
 from fem.assembly import assemble
 from fem.mesh import graded_mesh, uniform_mesh
-from shapes import FAMILIES
 
 #: Below this many unknowns H is formed densely and solved with ``eigh``.
 DENSE_LIMIT = 64
-#: The shape families whose boundary conditions a plain mesh reproduces; the frame each
-#: implies is the family's own (:attr:`shapes.ShapeFamily.frame`).
-_FAMILY_BC = {name: FAMILIES[name].frame for name in ("clamped-free", "clamped-mass", "pinned-pinned")}
+#: The boundary conditions this solver handles, by shape-family name (the frame each implies is
+#: the family's ``frame``).
+BOUNDARY_CONDITIONS = ("clamped-free", "clamped-mass", "pinned-pinned")
 
 
 class _RelativeCoordinates:
@@ -117,25 +118,22 @@ def beam_frequencies(
     Identical (in exact arithmetic) to the eigenvalues of the assembled
     Hermite model; see the module docstring for how they are computed.
     """
-    if bc not in _FAMILY_BC:
-        raise ValueError(f"bc must be one of {sorted(_FAMILY_BC)}, got {bc!r}")
+    if bc not in BOUNDARY_CONDITIONS:
+        raise ValueError(f"bc must be one of {sorted(BOUNDARY_CONDITIONS)}, got {bc!r}")
     for name, value in (("length", length), ("EI", EI), ("mass_per_length", mass_per_length)):
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+        check.positive(value, "", name)
     for name, value in (("tip_mass", tip_mass), ("tip_inertia", tip_inertia)):
-        if not (np.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+        check.nonnegative(value, "", name)
     if bc != "clamped-mass" and (tip_mass or tip_inertia):
         raise ValueError(f"tip_mass and tip_inertia need bc='clamped-mass', got bc={bc!r}")
     nodes = uniform_mesh(length, elements) if grading == 1.0 else graded_mesh(length, elements, grading)
     unknowns = 2 * elements
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= unknowns:
         raise ValueError(f"n must be an integer in [1, {unknowns}] for this mesh, got {n!r}")
-    coordinates = _RelativeCoordinates(nodes, pinned=_FAMILY_BC[bc] == "pinned")
-    mass = (mass_per_length * assemble(nodes)["mass"]).tolil()
-    mass[2 * elements, 2 * elements] += tip_mass
-    mass[2 * elements + 1, 2 * elements + 1] += tip_inertia
-    mass = mass.tocsr()
+    coordinates = _RelativeCoordinates(nodes, pinned=shapes.FAMILIES[bc].frame == "pinned")
+    tip = np.zeros(2 * (elements + 1))
+    tip[-2:] = tip_mass, tip_inertia
+    mass = (mass_per_length * assemble(nodes)["mass"] + scipy.sparse.diags(tip)).tocsr()
     # Cholesky factors D_e of the element blocks K_e = D_eᵀ D_e (upper triangular).
     h = coordinates.h
     blocks = EI / h[:, None, None] ** 3 * np.array([[12.0, 0.0], [0.0, 0.0]]) + EI * np.stack(

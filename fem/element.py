@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from shapes.quadrature import composite_gauss
+
 #: Gauss points per element: exact for polynomials up to degree 2·4 − 1 = 7.
 GAUSS_POINTS = 4
-_XI, _WEIGHTS = np.polynomial.legendre.leggauss(GAUSS_POINTS)
-_XI = 0.5 * (_XI + 1.0)
-_WEIGHTS = 0.5 * _WEIGHTS
+_XI, _WEIGHTS = composite_gauss([0.0, 1.0], GAUSS_POINTS)
 
 
 def hermite(xi: np.ndarray, h: float, derivative: int = 0) -> np.ndarray:
@@ -51,22 +51,40 @@ def hermite(xi: np.ndarray, h: float, derivative: int = 0) -> np.ndarray:
     return np.array(rows)
 
 
-def element_matrices(h: float, s0: float = 0.0) -> dict[str, np.ndarray]:
-    """Integrals over one element starting at s0 with length h (unit ρA, EI).
+#: Integrals over the unit element (h = 1): every element's follow by scaling
+#: the slope functions, N = S_h N₁ with S_h = diag(1, h, 1, h).
+_N_UNIT = hermite(_XI, 1.0, 0)
+_B_UNIT = hermite(_XI, 1.0, 2)
+_MASS_UNIT = (_N_UNIT * _WEIGHTS) @ _N_UNIT.T
+_STIFFNESS_UNIT = (_B_UNIT * _WEIGHTS) @ _B_UNIT.T
+_FIRST_UNIT = _N_UNIT @ _WEIGHTS
+_MOMENT_UNIT = _N_UNIT @ (_WEIGHTS * _XI)
+
+
+def element_matrices(h: float | np.ndarray, s0: float | np.ndarray = 0.0) -> dict[str, np.ndarray]:
+    """Integrals over elements starting at s0 with length h (unit ρA, EI).
+
+    ``h`` and ``s0`` may be arrays (broadcast together, shape (...)): all
+    elements of a mesh are then computed at once.
 
     Returns
     -------
     dict with
-        ``mass`` (4, 4) ∫NᵢNⱼ ds, ``stiffness`` (4, 4) ∫Nᵢ''Nⱼ'' ds,
-        ``first`` (4,) ∫Nᵢ ds, ``moment`` (4,) ∫ s Nᵢ ds.
+        ``mass`` (..., 4, 4) ∫NᵢNⱼ ds, ``stiffness`` (..., 4, 4) ∫Nᵢ''Nⱼ'' ds,
+        ``first`` (..., 4) ∫Nᵢ ds, ``moment`` (..., 4) ∫ s Nᵢ ds.
+
+    With ξ = (s − s₀)/h, N = S_h N₁(ξ) and N'' = S_h N₁''(ξ)/h², so
+    ∫NNᵀ = h S M₁ S, ∫N''N''ᵀ = S K₁ S / h³, ∫N = h S f₁ and
+    ∫sN = s₀ ∫N + h² S m₁ with the unit-element integrals by Gauss–Legendre.
     """
-    N = hermite(_XI, h, 0)
-    B = hermite(_XI, h, 2)
-    w = _WEIGHTS * h
-    s = s0 + h * _XI
+    h, s0 = np.broadcast_arrays(np.asarray(h, dtype=float), np.asarray(s0, dtype=float))
+    one = np.ones_like(h)
+    scale = np.stack([one, h, one, h], axis=-1)  # diagonal of S_h, (..., 4)
+    outer = scale[..., :, None] * scale[..., None, :]
+    first = h[..., None] * scale * _FIRST_UNIT
     return {
-        "mass": (N * w) @ N.T,
-        "stiffness": (B * w) @ B.T,
-        "first": N @ w,
-        "moment": N @ (w * s),
+        "mass": h[..., None, None] * outer * _MASS_UNIT,
+        "stiffness": outer * _STIFFNESS_UNIT / h[..., None, None] ** 3,
+        "first": first,
+        "moment": s0[..., None] * first + h[..., None] ** 2 * scale * _MOMENT_UNIT,
     }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core import validation as check
+
 
 def uniform_mesh(length: float, elements: int) -> np.ndarray:
     """Nodes of ``elements`` equal elements on [0, length], shape (elements + 1,)."""
@@ -18,15 +20,12 @@ def graded_mesh(length: float, elements: int, ratio: float) -> np.ndarray:
     where the bending moment is largest); 1 is uniform.
     """
     _check(length, elements)
-    if not (np.isfinite(ratio) and ratio > 0):
-        raise ValueError(f"grading ratio must be finite and > 0, got {ratio!r}")
+    check.positive(ratio, "", "grading ratio")
     sizes = ratio ** np.arange(elements)
     nodes = np.concatenate([[0.0], np.cumsum(sizes)])
     return length * nodes / nodes[-1]
 
 
 def _check(length: float, elements: int) -> None:
-    if not (np.isfinite(length) and length > 0):
-        raise ValueError(f"length must be finite and > 0, got {length!r}")
-    if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
-        raise ValueError(f"number of elements must be an integer >= 1, got {elements!r}")
+    check.positive(length, "", "length")
+    check.integer(elements, "", "number of elements", minimum=1)

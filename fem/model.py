@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.arm import Arm
-from core.basis import TranslatingBasis
+from core.basis import FRAMES, TranslatingBasis
 from core.engine import ChainModel
-from fem.assembly import BOUNDARY_CONDITIONS, element_basis
+from fem.assembly import element_basis
 from fem.mesh import graded_mesh, uniform_mesh
 
 
@@ -52,10 +52,8 @@ class FiniteElementModel(ChainModel):
         gradings = _per_link(arm, "grading", grading, 1.0)
         bases = {}
         for number in arm.flexible_links:
-            if frames[number] not in BOUNDARY_CONDITIONS:
-                raise ValueError(
-                    f"frame[{number}]: must be one of {BOUNDARY_CONDITIONS}, got {frames[number]!r}"
-                )
+            if frames[number] not in FRAMES:
+                raise ValueError(f"frame[{number}]: must be one of {FRAMES}, got {frames[number]!r}")
             translating = number in arm.translating_links
             if translating and frames[number] != "clamped":
                 raise ValueError(
@@ -77,6 +75,13 @@ class FiniteElementModel(ChainModel):
         self.frames = frames
         summary = ", ".join(f"link {k}: {counts[k]} el. {frames[k]}" for k in arm.flexible_links)
         super().__init__(arm, bases, description=f"FEM ({summary or 'rigid'})", **engine_options)
+        self._build_options = dict(
+            elements=elements,
+            frame=frame,
+            grading=grading,
+            default_elements=default_elements,
+            **engine_options,
+        )
 
 
 def _per_link(arm: Arm, name: str, value: Any, default: Any) -> dict[int, Any]:

@@ -22,12 +22,12 @@ Subclasses set ``name`` and ``frame`` and implement five hooks:
     the first ``n`` roots β_k, strictly increasing;
 ``_coefficients_for(betas)``
     whatever per-mode data ``_evaluate`` needs, computed once and cached;
+``_slice_coefficients(coefficients, n)``
+    those data for the first ``n`` modes;
 ``_evaluate(eta, betas, coefficients, derivative)``
     d^m φ_k/dη^m at the points ``eta`` for each mode, shape (n, len(eta));
 ``_boundary_residuals(betas, coefficients)``
-    relative residuals of the four boundary conditions, shape (n, 4);
-``_slice_coefficients(coefficients, n)``
-    the coefficients of the first ``n`` modes.
+    relative residuals of the four boundary conditions, shape (n, 4).
 
 The public methods validate arguments, cache, and slice: the first ``n`` modes
 of a family never depend on how many modes were asked for before, so the
@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from core import validation as check
 from shapes.quadrature import gauss_rule
 
 
@@ -91,13 +92,7 @@ class ModalIntegrals:
 
 
 def _check_modes(n: Any) -> int:
-    try:
-        count = operator.index(n)
-    except TypeError:
-        raise TypeError(f"number of modes must be an integer, got {n!r}") from None
-    if count < 1:
-        raise ValueError(f"number of modes must be >= 1, got {count}")
-    return count
+    return check.integer(n, "", "number of modes", minimum=1)
 
 
 def _check_eta(eta: Any) -> np.ndarray:
@@ -118,29 +113,20 @@ def _gram_matrix(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return 0.5 * (gram + gram.T)
 
 
-#: Shape families by registry name, filled as the classes are defined (``shapes.FAMILIES``).
-REGISTRY: dict[str, type[ShapeFamily]] = {}
-
-
 class ShapeFamily(ABC):
     """A family of beam mode shapes; see the module docstring for the contract."""
 
     #: Registry name, e.g. ``"clamped-free"``.
     name: ClassVar[str]
-    #: The link frame the boundary conditions imply (one of :data:`core.basis.FRAMES`):
-    #: ``"clamped"`` (tangent at the joint) or ``"pinned"`` (along the chord). The AMM
-    #: basis carries it to the engine, and FEM reproduces the family with this frame.
+    #: The link frame the boundary conditions imply (SPEC §5), one of
+    #: ``core.basis.FRAMES``: ``"clamped"`` (w = w' = 0 at the joint, frame
+    #: tangent to the beam) or ``"pinned"`` (w = 0 at both ends, chord frame).
+    #: The FEM frame that reproduces a family is this value.
     frame: ClassVar[str]
-    #: Whether the family serves a link of fixed length / a translating link (clamped at the
-    #: hub exit, fixed on η = s/l); the AMM backend checks a link's family against these.
-    fixed_length: ClassVar[bool] = True
-    translating: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # A family with a name registers itself: defining the class is all a new family takes.
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            REGISTRY[cls.name] = cls
+    #: True for a family whose shapes follow a changing free length (built from
+    #: physical tip data and a length, not from fixed ratios); models choose
+    #: their shapes from the others.
+    tracks_length: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._betas = np.empty(0)
@@ -227,8 +213,7 @@ class ShapeFamily(ABC):
     def frequencies(self, n: int, *, EI: float, mass_per_length: float, length: float) -> np.ndarray:
         """Natural frequencies ω_k = β_k² √(EI / (ρA L⁴)) [rad/s], shape (n,)."""
         for field, value in (("EI", EI), ("mass_per_length", mass_per_length), ("length", length)):
-            if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value > 0):
-                raise ValueError(f"{field} must be a finite number > 0, got {value!r}")
+            check.positive(value, "", field)
         return self.betas(n) ** 2 * np.sqrt(EI / (mass_per_length * length**4))
 
     def boundary_residuals(self, n: int) -> np.ndarray:

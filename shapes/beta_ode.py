@@ -25,7 +25,6 @@ followed three ways (:data:`TRACKERS`):
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicHermiteSpline
 
+from core import validation as check
 from shapes.base import _check_modes
 from shapes.clamped import ClampedMass
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
@@ -46,19 +46,11 @@ ODE_ATOL = 1e-12
 
 
 def _positive(field: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise ValueError(f"{field} must be a number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{field} must be finite and > 0, got {value!r}")
-    return float(value)
+    return check.positive(value, "", field)
 
 
 def _non_negative(field: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise ValueError(f"{field} must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{field} must be finite and >= 0, got {value!r}")
-    return float(value)
+    return check.nonnegative(value, "", field)
 
 
 class BetaODE(ClampedMass):
@@ -78,9 +70,7 @@ class BetaODE(ClampedMass):
     """
 
     name = "beta-ode"
-    # For translating links, but built by the AMM backend from the link's data, not by name.
-    fixed_length = False
-    translating = False
+    tracks_length = True
 
     def __init__(self, tip_mass: float, tip_inertia: float, mass_per_length: float, length: float) -> None:
         self.tip_mass = _non_negative("tip_mass", tip_mass)

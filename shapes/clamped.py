@@ -28,10 +28,9 @@ above. Sign convention: the tip deflection φ_k(1) is positive.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from core import validation as check
 from shapes.base import ShapeFamily
 from shapes.clamped_roots import clamped_free_roots, clamped_mass_roots
 
@@ -73,13 +72,8 @@ class _ClampedBeam(ShapeFamily):
 
     def __init__(self, mass_ratio: float = 0.0, inertia_ratio: float = 0.0) -> None:
         super().__init__()
-        for field, value in (("mass_ratio", mass_ratio), ("inertia_ratio", inertia_ratio)):
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-                raise ValueError(f"{field} must be a number, got {value!r}")
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"{field} must be finite and >= 0, got {value!r}")
-        self._mu = float(mass_ratio)
-        self._j = float(inertia_ratio)
+        self._mu = check.nonnegative(mass_ratio, "", "mass_ratio")
+        self._j = check.nonnegative(inertia_ratio, "", "inertia_ratio")
 
     @property
     def mass_ratio(self) -> float:
@@ -171,7 +165,6 @@ class ClampedFree(_ClampedBeam):
     """Cantilever shapes: clamped at the joint, free at the tip (1 + cos β cosh β = 0)."""
 
     name = "clamped-free"
-    translating = True
 
     def __init__(self) -> None:
         super().__init__(0.0, 0.0)
@@ -206,7 +199,6 @@ class ClampedMass(_ClampedBeam):
     """
 
     name = "clamped-mass"
-    translating = True
 
     def __repr__(self) -> str:
         return f"ClampedMass(mass_ratio={self._mu!r}, inertia_ratio={self._j!r})"

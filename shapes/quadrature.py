@@ -20,14 +20,34 @@ POINTS_PER_PANEL = 16
 EXTRA_PANELS = 8
 
 
-@lru_cache(maxsize=64)
-def _rule(panels: int) -> tuple[np.ndarray, np.ndarray]:
-    x, w = np.polynomial.legendre.leggauss(POINTS_PER_PANEL)
-    edges = np.linspace(0.0, 1.0, panels + 1)
+def composite_gauss(edges: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Composite Gauss–Legendre rule: ``points`` points on each interval between ``edges``.
+
+    Parameters
+    ----------
+    edges : array_like, shape (k + 1,)
+        Increasing interval ends.
+    points : int
+        Gauss points per interval: exact for polynomials of degree 2·points − 1
+        on each interval.
+
+    Returns
+    -------
+    nodes, weights : ndarray, shape (k · points,)
+        ``weights @ g(nodes)`` approximates ∫ g over [edges[0], edges[-1]].
+    """
+    edges = np.asarray(edges, dtype=float)
+    x, w = np.polynomial.legendre.leggauss(points)
     half = 0.5 * np.diff(edges)
     mid = 0.5 * (edges[1:] + edges[:-1])
     nodes = (mid[:, None] + half[:, None] * x[None, :]).ravel()
     weights = (half[:, None] * w[None, :]).ravel()
+    return nodes, weights
+
+
+@lru_cache(maxsize=64)
+def _rule(panels: int) -> tuple[np.ndarray, np.ndarray]:
+    nodes, weights = composite_gauss(np.linspace(0.0, 1.0, panels + 1), POINTS_PER_PANEL)
     nodes.setflags(write=False)
     weights.setflags(write=False)
     return nodes, weights

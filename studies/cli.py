@@ -1,6 +1,6 @@
 """The ``flexlink`` command line.
 
-    flexlink run CONFIG [--output DIR] [--resume] [--workers N]
+    flexlink run CONFIG [--output DIR] [--resume] [--workers N] [--force]
     flexlink run --example NAME
     flexlink verify CONFIG [--output DIR] [--workers N]
     flexlink show CONFIG
@@ -14,16 +14,20 @@ config (one line on stderr, no traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import metadata, resources
 from pathlib import Path
 
 from core.presets import PRESETS
-from studies.config import expand_cases, load_config
+from studies.config import build_arm, expand_cases, load_config
+from studies.discretizations import normalize_columns
 from studies.errors import ConfigError
 from studies.tables import markdown_table
 
 EXAMPLES_PACKAGE = "studies.configs"
+#: Cases with more generalized coordinates than this are refused unless ``--force``.
+MAX_COORDINATES = 4000
 
 
 def examples() -> dict[str, Path]:
@@ -44,12 +48,17 @@ def _parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="skip cases an earlier run of this folder finished"
     )
     run.add_argument("--workers", type=int, help="worker processes (overrides [execution] workers)")
+    run.add_argument(
+        "--force", action="store_true", help=f"run cases larger than {MAX_COORDINATES} coordinates anyway"
+    )
     verify = commands.add_parser("verify", help="randomized property checks of the config's models")
     verify.add_argument("config")
     verify.add_argument("--output", type=Path)
     verify.add_argument("--workers", type=int)
+    verify.add_argument("--force", action="store_true")
     show = commands.add_parser("show", help="validate a config and list its cases without running")
     show.add_argument("config")
+    show.add_argument("--force", action="store_true", help="accept cases above the size limit")
     commands.add_parser("presets", help="list the reference arms")
     return parser
 
@@ -65,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(f"flexlink: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`flexlink show cfg | head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("flexlink: interrupted; finished cases are on disk (use --resume)", file=sys.stderr)
         return 130
@@ -91,7 +105,15 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         path = Path(args.config)
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise ConfigError(f"--workers: must be >= 1, got {args.workers}")
+    if getattr(args, "output", None) is not None:
+        _check_output(args.output)
     config = load_config(path)
+    if getattr(args, "workers", None) not in (None, 1) and config.execution.executor == "serial":
+        raise ConfigError(
+            f"--workers: {args.workers} workers need [execution] executor = 'processes' or 'dask' "
+            "(the serial executor runs one case at a time)"
+        )
+    _check_sizes(config, force=args.force)
     if args.command == "show":
         cases = expand_cases(config)
         print(
@@ -99,8 +121,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         )
         import pandas as pd
 
-        frame = pd.DataFrame([c.columns() for c in cases])
-        frame["discretization"] = [c.discretization.label for c in cases]
+        frame = normalize_columns(pd.DataFrame([case.columns() for case in cases]))
+        frame["discretization"] = [case.discretization.label for case in cases]
         print(markdown_table(frame))
         return 0
     if args.command == "verify":
@@ -132,6 +154,32 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for failure in result.failed:
         print(f"case {failure['case']} failed: {failure['error']}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _check_output(folder: Path) -> None:
+    """Refuse an --output that is a file or cannot be created, before anything runs."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--output: {str(folder)!r} is a file, not a folder")
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"--output: cannot create or write {str(folder)!r} (no write permission in {str(existing)!r})"
+        )
+
+
+def _check_sizes(config, force: bool) -> None:
+    """Refuse cases whose dense matrices and O(n³) work this tool is not meant for, unless forced."""
+    arm = build_arm(config.arm)
+    for case in expand_cases(config):
+        n = case.discretization.coordinates(arm)
+        if n > MAX_COORDINATES and not force:
+            raise ConfigError(
+                f"sweep: case {case.number} ({case.discretization.label}) has {n} coordinates, above the "
+                f"limit of {MAX_COORDINATES} (dense n × n matrices of {8 * n * n / 2**30:.2g} GiB and O(n³) "
+                "work per evaluation); use --force to run it anyway"
+            )
 
 
 def _version() -> str:

@@ -9,9 +9,9 @@ everywhere a user sees numbers: ``sweep.modes[3]: must be >= 1, got 0``.
 
 from __future__ import annotations
 
-import itertools
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,34 +21,17 @@ from pydantic import (
     ConfigDict,
     Field,
     PositiveInt,
+    StrictInt,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
+from amm.model import fixed_length_families
 from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
+from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
-from studies.models import BACKENDS, Case, Discretization
-
-
-def one_of(registry: dict[str, Any] | Any) -> AfterValidator:
-    """A pydantic validator: the value must be a key of ``registry`` (a dict, or a callable returning
-    the allowed names), looked up when validating, so variants registered later are accepted."""
-
-    def check(value: str) -> str:
-        names = registry() if callable(registry) else registry
-        if value not in names:
-            raise ValueError(f"must be one of {sorted(names)}")
-        return value
-
-    return AfterValidator(check)
-
-
-def sweepable_families() -> list[str]:
-    """The shape families a sweep may name: those for links of fixed length (not ``beta-ode``)."""
-    import shapes
-
-    return [name for name, cls in shapes.FAMILIES.items() if cls.fixed_length]
 
 
 class _Section(BaseModel):
@@ -57,7 +40,7 @@ class _Section(BaseModel):
 
 class StudySection(_Section):
     name: str = Field(min_length=1, max_length=80)
-    kind: Annotated[str, one_of(lambda: _kinds())]
+    kind: str
 
     @field_validator("name")
     @classmethod
@@ -66,21 +49,68 @@ class StudySection(_Section):
             raise ValueError("must be letters, digits, '.', '_' or '-' (it names the output folder)")
         return value
 
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        from studies.kinds import KINDS
+
+        if value not in KINDS:
+            raise ValueError(f"must be one of {sorted(KINDS)}")
+        return value
+
+
+def _vector3(value: list[float]) -> list[float]:
+    if len(value) != 3:
+        raise ValueError("must hold exactly 3 values (x, y, z)")
+    return value
+
 
 class ArmSection(_Section):
-    preset: Annotated[str, one_of(PRESETS)] | None = None
+    preset: str | None = None
     links: list[dict[str, Any]] | None = None
     joints: list[dict[str, Any]] | None = None
     payload: dict[str, Any] | None = None
-    gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    gravity: Annotated[list[float], AfterValidator(_vector3)] = [0.0, 0.0, 0.0]  # m/s², base frame
     tip_rotation: Literal["slope", "chord"] = "slope"
+
+    @field_validator("preset")
+    @classmethod
+    def _preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRESETS:
+            raise ValueError(f"must be one of {sorted(PRESETS)}")
+        return value
+
+
+#: A refinement count: a strict integer (``true`` is not 1) > 0.
+Size = Annotated[StrictInt, Field(gt=0)]
+
+
+def _registered(registry: Callable[[], Any], what: str) -> Callable[[str], str]:
+    """A validator: the value must be a key of the registry at validation time
+    (so a variant registered after import is accepted)."""
+
+    def check(value: str) -> str:
+        names = list(registry())
+        if value not in names:
+            raise ValueError(f"must be one of {names}")
+        return value
+
+    check.__name__ = f"registered_{what}"
+    return check
+
+
+BackendName = Annotated[str, AfterValidator(_registered(lambda: BACKENDS, "backend"))]
+FamilyName = Annotated[str, AfterValidator(_registered(fixed_length_families, "family"))]
 
 
 class SweepSection(_Section):
-    backends: list[Annotated[str, one_of(BACKENDS)]] = Field(default=["amm"], min_length=1)
-    shapes: list[Annotated[str, one_of(sweepable_families)]] = Field(default=["clamped-free"], min_length=1)
-    modes: list[PositiveInt] = Field(default=[2], min_length=1)
-    elements: list[PositiveInt] = Field(default=[4], min_length=1)
+    """``[sweep]``: backends and shape families from their registries, one size list per
+    size column a backend uses (``modes`` for AMM, ``elements`` for FEM)."""
+
+    backends: list[BackendName] = Field(default=["amm"], min_length=1)
+    shapes: list[FamilyName] = Field(default=["clamped-free"], min_length=1)
+    modes: list[Size] = Field(default=[2], min_length=1)
+    elements: list[Size] = Field(default=[4], min_length=1)
 
 
 class ReportSection(_Section):
@@ -91,7 +121,26 @@ class ReportSection(_Section):
 class ExecutionSection(_Section):
     executor: Literal["serial", "processes", "dask"] = "serial"
     workers: PositiveInt = 1
-    scheduler: str | None = None
+    scheduler: str | None = None  # dask only: the scheduler's address, e.g. "tcp://127.0.0.1:8786"
+
+    @field_validator("scheduler")
+    @classmethod
+    def _scheduler(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(
+            r"(tcp|tls|inproc|ucx|ws|wss)://[^\s/:]+(:\d{1,5})?/?", value
+        ):
+            raise ValueError("must be a scheduler address like 'tcp://host:8786'")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExecutionSection:
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError(f"scheduler applies to the dask executor only, got executor {self.executor!r}")
+        if self.workers > 1 and self.executor == "serial":
+            raise ValueError(
+                "workers > 1 needs executor 'processes' or 'dask' (serial runs one case at a time)"
+            )
+        return self
 
 
 class StudyConfig(_Section):
@@ -113,14 +162,32 @@ def _path(location: tuple) -> str:
     return "".join(parts)
 
 
+#: Values longer than this are cut in messages (a pasted megabyte is not echoed back).
+SHOWN_CHARACTERS = 80
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to :data:`SHOWN_CHARACTERS` with the full length said."""
+    text = repr(value)
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}… ({len(text)} characters)"
+
+
 def _message(error: dict) -> str:
     kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
     if kind == "greater_than":
         text = f"must be > {ctx['gt']}"
     elif kind == "greater_than_equal":
         text = f"must be >= {ctx['ge']}"
-    elif kind == "too_short":
+    elif kind == "too_short" and ctx.get("min_length", 1) <= 1:
         return "must not be empty"
+    elif kind in ("too_short", "too_long") and ctx.get("min_length") == ctx.get("max_length"):
+        text = f"must hold exactly {ctx['min_length']} values"
+    elif kind == "too_short":
+        text = f"must hold at least {ctx['min_length']} values"
+    elif kind == "too_long":
+        text = f"must hold at most {ctx['max_length']} values"
     elif kind == "extra_forbidden":
         return "unknown key"
     elif kind == "missing":
@@ -131,7 +198,7 @@ def _message(error: dict) -> str:
         text = str(ctx.get("error", error["msg"]))
     else:
         text = error["msg"][0].lower() + error["msg"][1:]
-    return f"{text}, got {value!r}"
+    return f"{text}, got {shown(value)}"
 
 
 def _validation_error(error: ValidationError, prefix: str = "") -> ConfigError:
@@ -151,10 +218,14 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
 
     kind = KINDS[config.study.kind]
     try:
-        kind.analysis_schema.model_validate(config.analysis)
+        analysis = kind.analysis_schema.model_validate(config.analysis)
     except ValidationError as error:
         raise _validation_error(error, "analysis") from None
-    build_arm(config.arm)  # arm errors surface at load time
+    arm = build_arm(config.arm)  # arm errors surface at load time
+    try:
+        kind.validate(arm, analysis)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     return config
 
 
@@ -162,9 +233,13 @@ def load_config(path: str | Path) -> StudyConfig:
     """Read and validate a TOML study file."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: not a UTF-8 text file (byte {error.object[error.start]:#04x} at offset {error.start})"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -207,34 +282,19 @@ def _link(index: int, data: dict[str, Any]) -> Link:
 
 def _table(cls, data: dict[str, Any], where: str):
     try:
-        return cls._from_dict(data, where)
+        return cls.from_dict(data, where)
     except ValueError as error:
-        message = str(error)
-        if message.startswith(where):
-            raise ConfigError(message) from None
-        for subject in ("link: ", "joint: ", "payload: ", "lumped mass: ", "damping: "):
-            message = message.removeprefix(subject)
-        raise ConfigError(f"{where}: {message}") from None
+        raise ConfigError(str(error)) from None
 
 
 def expand_cases(config: StudyConfig) -> list[Case]:
-    """The independent cases of the sweep, in a fixed order: per backend, per case shape, per size.
+    """The independent cases of the sweep, in a fixed order, numbered from 1.
 
-    A backend's case shapes are ``Backend.shape_of`` of the requested families (AMM: the family;
-    FEM: the frame it implies, so the ``shape`` column then holds ``clamped`` / ``pinned``); its
-    sizes are the ``[sweep]`` list named by ``Backend.size_field``.
+    Backend by backend (:data:`~studies.discretizations.BACKENDS`), then shape,
+    then size: AMM one case per (family, modes), FEM one per (frame, elements),
+    the frame being the one each requested family implies.
     """
     sweep = config.sweep
-    discretizations = []
-    for name in sweep.backends:
-        backend = BACKENDS[name]
-        shapes = list(dict.fromkeys(backend.shape_of(s) for s in sweep.shapes))
-        sizes = getattr(sweep, backend.size_field)
-        discretizations += [Discretization(name, s, n) for s, n in itertools.product(shapes, sizes)]
-    return [Case(number, d) for number, d in enumerate(discretizations, start=1)]
-
-
-def _kinds() -> dict[str, Any]:
-    from studies.kinds import KINDS  # the kinds import this module: resolved when validating
-
-    return KINDS
+    sizes = {backend.size_column: getattr(sweep, backend.size_column) for backend in BACKENDS.values()}
+    found = discretizations(sweep.backends, sweep.shapes, sizes)
+    return [Case(number, d) for number, d in enumerate(found, start=1)]

@@ -11,7 +11,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from studies.errors import ConfigError
+
 Task = tuple
+#: Seconds to wait for a Dask scheduler to answer.
+DASK_CONNECT_TIMEOUT = 5
 Runner = Callable[..., dict[str, Any]]
 
 
@@ -48,7 +52,12 @@ def dask(
         )
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        except (OSError, TimeoutError):
+            raise ConfigError(
+                f"execution.scheduler: no Dask scheduler answers at {scheduler!r} within {DASK_CONNECT_TIMEOUT} s"
+            ) from None
     try:
         futures = {client.submit(function, *task, pure=False): task for task in tasks}
         for future in dask_completed(list(futures)):

@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from studies.discretizations import BACKENDS, label_of
+
 
 def save(figure, folder: Path, stem: str) -> list[str]:
     """Write ``stem``.png and ``stem``.pdf into ``folder``; returns the file names."""
@@ -37,10 +39,8 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
     """Log-log |relative error| vs modes / elements, one panel per backend, with fitted slopes."""
     backends = list(dict.fromkeys(results["backend"]))
     figure, axes = plt.subplots(1, len(backends), figsize=(5.5 * len(backends), 4.2), squeeze=False)
-    from studies.models import BACKENDS
-
     for axis, backend in zip(axes[0], backends, strict=True):
-        size = BACKENDS[backend].size_field
+        size = BACKENDS[backend].size_column
         subset = results[(results["backend"] == backend) & (results["mode"] <= modes)]
         for (shape, mode), group in subset.groupby(["shape", "mode"]):
             group = group.sort_values(size)
@@ -55,7 +55,7 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
             axis.loglog(group[size].to_numpy()[keep], error[keep], "o-", label=f"{shape} ω{mode}{slope}")
         axis.set_xlabel(f"number of {size}")
         axis.set_ylabel("|relative error|")
-        axis.set_title(BACKENDS[backend].title)
+        axis.set_title(BACKENDS[backend].label)
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize=7)
     return save(figure, folder, "convergence")
@@ -63,8 +63,6 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
 
 def complex_plane_plot(points: pd.DataFrame, folder: Path, stem: str) -> list[str]:
     """Eigenvalues in the complex plane, one marker series per case (columns ``real``, ``imag``)."""
-    from studies.models import discretization_label
-
     figure, axis = plt.subplots(figsize=(6, 4.5))
     for _, group in points.groupby("case"):
         axis.plot(
@@ -73,7 +71,7 @@ def complex_plane_plot(points: pd.DataFrame, folder: Path, stem: str) -> list[st
             "o",
             ms=4,
             alpha=0.8,
-            label=discretization_label(group.iloc[0].to_dict()),
+            label=label_of(group.iloc[0]),
         )
     axis.axvline(0.0, color="k", lw=0.6)
     axis.axhline(0.0, color="k", lw=0.6)
@@ -90,12 +88,10 @@ def time_plot(
     results: pd.DataFrame, columns: list[list[str]], titles: list[str], folder: Path, stem: str
 ) -> list[str]:
     """Time histories of several cases overlaid: one panel per group of columns."""
-    from studies.models import discretization_label
-
     figure, axes = plt.subplots(len(columns), 1, figsize=(7, 2.3 * len(columns)), sharex=True, squeeze=False)
     for axis, group_columns, title in zip(axes[:, 0], columns, titles, strict=True):
         for _, case in results.groupby("case"):
-            label = discretization_label(case.iloc[0].to_dict())
+            label = label_of(case.iloc[0])
             for column in group_columns:
                 if column in case:
                     axis.plot(case["time"], case[column], lw=1, label=f"{label} {column}")

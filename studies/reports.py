@@ -9,7 +9,7 @@ import pandas as pd
 
 from core.arm import Arm
 from studies.config import StudyConfig
-from studies.models import Case
+from studies.discretizations import Case, normalize_columns
 from studies.tables import latex_table, markdown_table
 
 #: Sort keys of the tidy results table (those present are used).
@@ -45,9 +45,9 @@ def write_reports(
         results = kind.finalize(results, arm, analysis)
         results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")
         results.to_csv(folder / "results.csv", index=False)
-        for text in kind.report(results, analysis, folder, config.report.plots, arm):
+        for text in kind.report(results, arm, analysis, folder, config.report.plots):
             lines += [text, ""]
-        for title, table in kind.tables(results, analysis, arm).items():
+        for title, table in kind.tables(results, arm, analysis).items():
             stem = title.split(" [")[0].replace(" ", "_")
             if "csv" in formats:
                 table.to_csv(folder / f"{stem}.csv", index=False)
@@ -55,19 +55,19 @@ def write_reports(
                 (folder / f"{stem}.tex").write_text(latex_table(table, title))
             lines += [f"## {title}", "", markdown_table(table), ""]
     if wall_times:
-        costs = pd.DataFrame(
-            [
-                {
-                    **c.columns(),
-                    "wall_time_s": wall_times[c.number],
-                }
-                for c in cases
-                if c.number in wall_times
-            ]
+        costs = normalize_columns(
+            pd.DataFrame(
+                [
+                    {**c.columns(), "wall_time_s": wall_times[c.number]}
+                    for c in cases
+                    if c.number in wall_times
+                ]
+            )
         )
         lines += ["## wall time per case", "", markdown_table(kind.cost(costs, analysis)), ""]
     if failed:
-        pd.DataFrame(failed).to_csv(folder / "failures.csv", index=False)
-        lines += ["## Failed cases", "", markdown_table(pd.DataFrame(failed)), ""]
+        failures = normalize_columns(pd.DataFrame(failed))
+        failures.to_csv(folder / "failures.csv", index=False)
+        lines += ["## Failed cases", "", markdown_table(failures), ""]
     if "markdown" in formats:
         (folder / "summary.md").write_text("\n".join(lines))

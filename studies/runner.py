@@ -34,9 +34,9 @@ import pandas as pd
 
 from core.arm import Arm
 from studies.config import StudyConfig, build_arm, expand_cases
+from studies.discretizations import Case, normalize_columns
 from studies.executors import EXECUTORS
 from studies.kinds import KINDS
-from studies.models import Case
 from studies.reports import write_reports
 
 #: Default parent of output folders.
@@ -171,7 +171,7 @@ def run_study(
         for case in cases
         if outcomes.get(case.number, {}).get("status") == "failed"
     ]
-    results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    results = normalize_columns(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
     manifest = {
         "flexlink": _version("flexlink"),
         "study": config.study.name,

@@ -8,6 +8,8 @@ import pandas as pd
 
 
 def _cell(value) -> str:
+    if value is None or value is pd.NA:
+        return ""
     if isinstance(value, float):
         if math.isnan(value):
             return "–"

@@ -1,12 +1,15 @@
-"""Hypothesis strategies: random arms, models and states for the property suites."""
+"""Shared by the test modules: hypothesis strategies (random arms, models and states)
+and independent reference computations (direct integration, central differences)."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from amm import AssumedModesModel
 from core import Arm, Joint, Link, LumpedMass, Payload
@@ -29,7 +32,7 @@ def flexible_links(draw, out_of_plane: bool, length=None):
             max_size=2,
         )
     )
-    tip = draw(st.none() | st.builds(Payload, mass=st.floats(0.0, 0.5), inertia=st.floats(0.0, 0.01)))
+    tip = draw(st.none() | payloads())
     return Link.flexible(
         L,
         draw(st.floats(0.2, 3.0)),
@@ -41,18 +44,51 @@ def flexible_links(draw, out_of_plane: bool, length=None):
 
 
 @st.composite
+def rotations(draw) -> np.ndarray:
+    """A rotation matrix about an arbitrary axis: a normalized quaternion of
+    bounded components (drawn away from zero so the normalization is safe)."""
+    quaternion = draw(hnp.arrays(float, 4, elements=st.floats(-1.0, 1.0)).filter(lambda v: v @ v > 0.01))
+    w, x, y, z = quaternion / np.linalg.norm(quaternion)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+@st.composite
+def inertia_tensors(draw, low: float = 1e-4, high: float = 0.2) -> np.ndarray:
+    """A physical inertia tensor: principal moments obeying the triangle inequality
+    (each at most the sum of the other two), in axes rotated about all three axes."""
+    a, b = draw(st.floats(low, high)), draw(st.floats(low, high))
+    c = draw(st.floats(max(abs(a - b), low), a + b))
+    R = draw(rotations())
+    tensor = R @ np.diag([a, b, c]) @ R.T
+    return 0.5 * (tensor + tensor.T)
+
+
+@st.composite
+def payloads(draw) -> Payload:
+    """A tip payload: a point mass, a scalar inertia or a full tensor."""
+    mass = draw(st.floats(0.0, 1.0))
+    inertia = draw(st.sampled_from(["point", "scalar", "tensor"]))
+    if inertia == "point":
+        return Payload(mass)
+    if inertia == "scalar":
+        return Payload(mass, draw(st.floats(0.0, 0.01)))
+    return Payload(mass, draw(inertia_tensors(1e-5, 0.01)))
+
+
+@st.composite
 def rigid_links(draw, spatial: bool):
     L = draw(lengths)
     m = draw(masses)
     if not spatial:
         return Link.rigid(L, m, com=draw(st.floats(0.0, 1.0)) * L, inertia=draw(st.floats(1e-3, 0.2)))
     com = draw(st.tuples(*[st.floats(-0.3, 0.3)] * 3))
-    diag = draw(st.tuples(*[st.floats(0.001, 0.2)] * 3))
-    angle = draw(st.floats(0, math.pi))
-    c, s = math.cos(angle), math.sin(angle)
-    R = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
-    tensor = R @ np.diag(diag) @ R.T
-    return Link.rigid(L, m, com=com, inertia=tensor)
+    return Link.rigid(L, m, com=com, inertia=draw(inertia_tensors(1e-3, 0.2)))
 
 
 @st.composite
@@ -95,7 +131,7 @@ def arms(draw, max_links: int = 4):
         )
     payload = None
     if links[-1].tip_payload is None and draw(st.booleans()):
-        payload = Payload(draw(st.floats(0.0, 1.0)), draw(st.floats(0.0, 0.01)))
+        payload = draw(payloads())
     gravity = (0.0, -9.81, 0.0) if draw(st.booleans()) else (0.0, 0.0, 0.0)
     if spatial:
         return Arm.from_dh(joints, links, payload=payload, gravity=gravity)
@@ -117,22 +153,30 @@ def amm_models(draw, max_links: int = 4, max_modes: int = 3):
     return AssumedModesModel(arm, shapes=choices)
 
 
+#: Deflection scales drawn by :func:`states` [m or rad per coordinate]: from
+#: round-off-sized to large (a fifth of a typical link length).
+FLEX_SCALES = (1e-6, 1e-3, 0.05, 0.2)
+
+
 @st.composite
-def states(draw, model, flex_scale: float = 0.05):
-    """Random (q, q̇) for ``model``: joint angles in ±π, prismatic in ±0.5 m (free
-    lengths of translating links in [0.3 L, L]), small deflections."""
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    q = np.concatenate(
-        [
-            rng.uniform(-np.pi, np.pi, model.n_joints),
-            flex_scale * rng.standard_normal(model.n_dof - model.n_joints),
-        ]
-    )
-    for i, (joint, link) in enumerate(zip(model.arm.joints, model.arm.links, strict=True)):
-        if joint.kind == "prismatic":
-            q[i] = rng.uniform(0.3 * link.length, link.length) if link.is_flexible else rng.uniform(-0.5, 0.5)
-    qd = rng.standard_normal(model.n_dof)
+def states(draw, model, flex_scale: float | None = None):
+    """Random (q, q̇) for ``model``, drawn element by element so a failure shrinks:
+    joint angles in ±π, prismatic joints in ±0.5 m (free lengths of translating
+    links in [0.3 L, L]), flexible coordinates of size ``flex_scale`` (drawn from
+    :data:`FLEX_SCALES` when not given), rates in ±3."""
+    scale = draw(st.sampled_from(FLEX_SCALES)) if flex_scale is None else flex_scale
+    joints = []
+    for joint, link in zip(model.arm.joints, model.arm.links, strict=True):
+        if joint.kind == "revolute":
+            joints.append(draw(st.floats(-math.pi, math.pi)))
+        elif link.is_flexible:  # a translating link's joint variable is its free length
+            joints.append(draw(st.floats(0.3 * link.length, link.length)))
+        else:
+            joints.append(draw(st.floats(-0.5, 0.5)))
+    unit = st.floats(-1.0, 1.0)
+    flexible = draw(hnp.arrays(float, model.n_dof - model.n_joints, elements=unit))
+    q = np.concatenate([np.array(joints, dtype=float), scale * flexible])
+    qd = draw(hnp.arrays(float, model.n_dof, elements=st.floats(-3.0, 3.0)))
     return q, qd
 
 
@@ -159,3 +203,80 @@ def models(backend: str, **kwargs):
         if backend == "amm"
         else fem_models(**{k.replace("max_modes", "max_elements"): v for k, v in kwargs.items()})
     )
+
+
+# -- independent reference computations --------------------------------------
+
+
+def mass_rate_by_differences(model, q, qd, step=1e-6):
+    """Ṁ = dM/dt along q̇ by central differences (independent of the complex-step ∂M/∂q).
+
+    The configuration moves by ``step`` (h = step / max|q̇|), so the round-off
+    ε‖M‖/(2h) of the quotient scales with |q̇| like Ṁ itself (a fixed h made it
+    an absolute ~1e-10‖M‖, which hypothesis exposed with rates shrunk to 2e-3).
+    """
+    h = step / max(np.max(np.abs(qd)), 1e-300)
+    return (model.mass_matrix(q + h * qd) - model.mass_matrix(q - h * qd)) / (2 * h)
+
+
+def beam_kinetic_energy(model, q, qd, points=40, h=1e-6, panels=1):
+    """½∫ρA|ṙ|² ds over every flexible beam plus point masses, from point velocities.
+
+    Independent of the engine's inertia integrals: positions from
+    ``point_position`` (kinematics and basis evaluation only), velocities by
+    central differences along q̇, Gauss–Legendre over each beam (on ``panels``
+    equal pieces of it: a multiple of a uniform mesh's element count makes the
+    rule exact for finite elements, whose integrand has kinks at the nodes).
+
+    A translating link (flexible, on a prismatic joint) is integrated over the
+    whole beam, s ∈ [l − L, 0] inside the hub and [0, l] outside; its material
+    slides along the beam axis at l̇, so a point's velocity is the rate of the
+    place at fixed s plus l̇ times the axis (the convective term l̇ ∂w/∂s is
+    neglected, as in the model, SPEC §4).
+    """
+    nodes, weights = np.polynomial.legendre.leggauss(points)
+    translating = model.arm.translating_links
+    total = 0.0
+    for number, link in enumerate(model.arm.links, start=1):
+
+        def position(s, sign, number=number):
+            return model.point_position(number, s, q + sign * h * qd)
+
+        def velocity(s):
+            return (position(s, 1) - position(s, -1)) / (2 * h)
+
+        for lumped in link.lumped_masses:
+            total += 0.5 * lumped.mass * velocity(lumped.position) @ velocity(lumped.position)
+        if number in translating:
+            i = number - 1
+            l, rate = q[i], qd[i]
+            axis = model.kinematics.frames(q[None], jacobians=False)[i].R_body[0][:, 0]
+
+            def material(s, rate=rate, axis=axis):
+                return velocity(s) + rate * axis
+
+            pieces = [(l - link.length, 0.0), (0.0, l)]
+            if link.tip_payload is not None:
+                # The payload sits on the tip s = l(t): it moves with the end of the beam.
+                tip = (
+                    model.point_position(number, q[i] + h * qd[i], q + h * qd)
+                    - model.point_position(number, q[i] - h * qd[i], q - h * qd)
+                ) / (2 * h)
+                total += 0.5 * link.tip_payload.mass * tip @ tip
+        else:
+            material = velocity
+            pieces = [(0.0, link.length)]
+            if link.tip_payload is not None:
+                total += 0.5 * link.tip_payload.mass * velocity(link.length) @ velocity(link.length)
+        for a, b in pieces:
+            if b - a <= 0:
+                continue
+            edges = np.linspace(a, b, panels + 1)
+            for lo, hi in itertools.pairwise(edges):
+                s = lo + 0.5 * (hi - lo) * (nodes + 1)
+                speeds = np.array([material(si) @ material(si) for si in s])
+                total += 0.5 * link.mass_per_length * 0.5 * (hi - lo) * (weights @ speeds)
+    if model.arm.payload is not None:
+        v = (model.tip_position(q + h * qd) - model.tip_position(q - h * qd)) / (2 * h)
+        total += 0.5 * model.arm.payload.mass * v @ v
+    return total

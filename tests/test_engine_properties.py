@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from amm import AssumedModesModel
-from tests.strategies import models, states
+from tests.strategies import mass_rate_by_differences, models, states
 
 BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
-
-
-def mass_rate_by_differences(model, q, qd, h=1e-6):
-    """Ṁ = dM/dt along q̇ by central differences (independent of the complex-step ∂M/∂q)."""
-    return (model.mass_matrix(q + h * qd) - model.mass_matrix(q - h * qd)) / (2 * h)
 
 
 @BACKENDS
@@ -102,10 +99,4 @@ def test_linearized_frequencies_are_real_and_non_negative(backend, data):
 
 
 def rebuild_without_gravity(model):
-    from fem import FiniteElementModel
-
-    arm = model.arm
-    arm = type(arm)(arm.joints, arm.links, arm.payload, (0.0, 0.0, 0.0), arm.is_planar, arm.tip_rotation)
-    if isinstance(model, FiniteElementModel):
-        return FiniteElementModel(arm, elements=model.elements, frame=model.frames)
-    return AssumedModesModel(arm, shapes=dict(model.choices))
+    return model.rebuild(dataclasses.replace(model.arm, gravity=(0.0, 0.0, 0.0)))

@@ -183,17 +183,17 @@ def test_registry_builds_every_family_and_rejects_bad_input():
         shapes.family("clamped-mass", mass=1.0)
     with pytest.raises(ValueError, match=r"missing parameter\(s\) \['length'\]"):
         shapes.family("beta-ode", tip_mass=1.0, tip_inertia=0.0, mass_per_length=1.0)
-    with pytest.raises(ValueError, match=r"mass_ratio must be finite and >= 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"mass_ratio must be >= 0, got -1.0"):
         shapes.family("clamped-mass", mass_ratio=-1.0)
-    with pytest.raises(ValueError, match="inertia_ratio must be finite and >= 0, got nan"):
+    with pytest.raises(ValueError, match="inertia_ratio must be finite, got nan"):
         shapes.ClampedMass(0.0, float("nan"))
 
 
 def test_argument_errors():
     fam = shapes.ClampedFree()
-    with pytest.raises(ValueError, match="number of modes must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="number of modes must be an integer >= 1, got 0"):
         fam.betas(0)
-    with pytest.raises(TypeError, match="number of modes must be an integer"):
+    with pytest.raises(ValueError, match="number of modes must be an integer, got"):
         fam.betas(2.5)
     with pytest.raises(ValueError, match="eta must lie in"):
         fam.evaluate([0.5, 1.2], 3)

@@ -7,6 +7,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,6 +15,7 @@ from studies import cli, runner
 from studies.config import load_config
 from studies.runner import run_study
 
+README = Path(__file__).resolve().parents[1] / "README.md"
 FREQUENCY_COLUMNS = ["backend", "shape", "modes", "elements", "mode", "omega", "hz", "reference", "rel_error"]
 
 SMALL = textwrap.dedent(
@@ -76,24 +78,86 @@ def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
         path = short
     assert run_cli("run", str(path), "--output", str(tmp_path / example)) == 0
     folder = tmp_path / example
-    assert (folder / "results.csv").exists() and (folder / "summary.md").exists()
     manifest = json.loads((folder / "manifest.json").read_text())
     assert all(case["status"] == "ok" for case in manifest["cases"].values())
     assert "results:" in capsys.readouterr().out
+    results = pd.read_csv(folder / "results.csv")
+    assert sorted(results["case"].unique()) == list(range(1, len(manifest["cases"]) + 1))
+    assert (folder / "summary.md").read_text().startswith(f"# {config.study.name}")
+    EXAMPLE_CHECKS[config.study.kind](results)
+
+
+def _frequency_checks(results: pd.DataFrame) -> None:
+    """Positive frequencies; refining a discretization reduces its error on every mode
+    (first against last size of each backend/shape); from above against an exact
+    reference (Ritz); the reference case itself has rel_error 0 where it is the finest case."""
+    assert (results["omega"] > 0).all()
+    for _, group in results.groupby(["backend", "shape", "mode"]):
+        size = group["modes"].fillna(group["elements"])
+        errors = group.assign(size=size).sort_values("size")["rel_error"].abs().to_numpy()
+        if len(errors) > 1:
+            assert errors[-1] < errors[0], errors
+    if results["reference_source"].iloc[0].startswith("exact"):
+        assert (results["rel_error"] > -1e-9).all()
+    else:
+        finest = results["n_dof"].max()
+        assert (results[results["n_dof"] == finest]["rel_error"].abs() < 1e-15).any()
+
+
+def _verify_checks(results: pd.DataFrame) -> None:
+    assert results["passed"].all()
+    assert set(results["check"]) >= {"symmetry", "definiteness", "skew", "power", "energy"}
+
+
+def _simulation_checks(results: pd.DataFrame) -> None:
+    """Each simulation's own energy balance closes (measured worst |error| / max|E|:
+    see the per-example figure in the assertion message)."""
+    for _, group in results.groupby("case"):
+        scale = max(group["energy"].abs().max(), group["work_input"].abs().max(), 1e-12)
+        ratio = group["energy_balance_error"].abs().max() / scale
+        assert ratio < 1e-4, ratio
+        np.testing.assert_allclose(group["time"].iloc[-1], SHORT_HORIZON, rtol=1e-12)
+
+
+def _zero_dynamics_checks(results: pd.DataFrame) -> None:
+    """2 zeros per flexible coordinate, in ± / conjugate pairs (a Hamiltonian spectrum)."""
+    for _, group in results.groupby("case"):
+        zeros = group[group["set"] == "zero"]
+        assert len(zeros) == 2 * (group["set"] == "stiffness").sum() > 0
+        values = zeros["real"].to_numpy() + 1j * zeros["imag"].to_numpy()
+        # Each −z is in the set (measured mismatch ≤ 1e-14 of the largest |z|).
+        distance = np.abs(-values[:, None] - values[None, :]).min(axis=1)
+        assert distance.max() <= 1e-9 * np.abs(values).max()
+
+
+EXAMPLE_CHECKS = {
+    "frequencies": _frequency_checks,
+    "convergence": _frequency_checks,
+    "verify": _verify_checks,
+    "simulation": _simulation_checks,
+    "zero-dynamics": _zero_dynamics_checks,
+}
 
 
 def test_quickstart_reference_is_exact_and_fem_converges_at_rate_four(tmp_path):
     assert run_cli("run", "--example", "quickstart", "--output", str(tmp_path / "q")) == 0
     results = pd.read_csv(tmp_path / "q" / "results.csv")
-    assert list(results.columns[: len(FREQUENCY_COLUMNS)]) != []  # tidy table
-    for column in FREQUENCY_COLUMNS:
-        assert column in results.columns
+    assert [c for c in results.columns if c in FREQUENCY_COLUMNS] == FREQUENCY_COLUMNS  # in this order
+    assert results["modes"].isna().eq(results["backend"] == "fem").all()  # blank where a size does not apply
+    assert results["elements"].isna().eq(results["backend"] == "amm").all()
+    np.testing.assert_allclose(results["hz"], results["omega"] / (2 * np.pi), rtol=1e-15)
     assert results["reference_source"].str.startswith("exact: clamped-mass roots").all()
     assert (results["rel_error"] > -1e-9).all()  # Ritz: from above (1e-9: eigen-solve round-off)
     rates = pd.read_csv(tmp_path / "q" / "fitted_convergence_rates.csv")
     fem_rates = rates[(rates["backend"] == "fem") & (rates["shape"] == "clamped")]["rate"]
     assert fem_rates.between(3.7, 4.3).all()  # h⁴ with a pre-asymptotic first point (1 element)
     assert (tmp_path / "q" / "convergence.png").exists() and (tmp_path / "q" / "convergence.pdf").exists()
+    # The README's excerpt of the summary is this run's, to the printed digits.
+    summary = (tmp_path / "q" / "summary.md").read_text()
+    readme_rows = re.findall(r"(?m)^\s*(\| (?:amm|fem) \|.*\|)\s*$", README.read_text())
+    assert len(readme_rows) == 3
+    for row in readme_rows:
+        assert row in summary, row
 
 
 @pytest.mark.parametrize(
@@ -330,3 +394,121 @@ def test_simulation_study_reports_time_histories(tmp_path):
     assert "wall_time" not in results.columns  # the CSVs stay a function of the config
     bad = text.replace('kind = "pd"', 'kind = "pid"')
     assert run_cli("run", str(write(tmp_path, bad, "bad.toml"))) == 2
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("modes = [1, 2, 4]", "modes = [true]"), "sweep.modes[1]: "),
+        (
+            ("n_frequencies = 2", "n_frequencies = 2\nconfiguration = [0.1, 0.2]"),
+            "analysis.configuration: needs 1 joint values, got 2",
+        ),
+        (
+            ("[report]", '[execution]\nexecutor = "dask"\nscheduler = "not a url"\n\n[report]'),
+            "execution.scheduler: must be a scheduler address",
+        ),
+        (
+            ("[report]", "[execution]\nworkers = 2\n\n[report]"),
+            "execution: workers > 1 needs executor 'processes' or 'dask'",
+        ),
+        (
+            ("modes = [1, 2, 4]", "modes = [100000]"),
+            "sweep: case 1 (AMM clamped-free x100000) has 100001 coordinates, above the limit of 4000",
+        ),
+        (('name = "small"', 'name = "' + "x" * 10_000 + '"'), "… (10002 characters)"),
+    ],
+)
+def test_bad_inputs_are_refused_up_front(change, message, tmp_path, capsys):
+    """The bad-input table of issue 15 that the config layer owns: exit 2, one line, no traceback."""
+    path = write(tmp_path, SMALL.replace(*change))
+    assert run_cli("show", str(path)) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err and len(err) < 400
+
+
+def test_gravity_needs_three_components(tmp_path, capsys):
+    path = write(
+        tmp_path,
+        SMALL.replace('preset = "one-flexible-link"', 'preset = "one-flexible-link"\ngravity = [0.0, -9.81]'),
+    )
+    assert run_cli("show", str(path)) == 2
+    assert "arm.gravity: must hold exactly 3 values (x, y, z), got [0.0, -9.81]" in capsys.readouterr().err
+
+
+def test_command_line_mistakes_exit_2(tmp_path, capsys):
+    path = write(tmp_path, SMALL)
+    (tmp_path / "a-file").write_text("x")
+    assert run_cli("run", str(path), "--output", str(tmp_path / "a-file")) == 2
+    assert "--output: " in capsys.readouterr().err
+    assert run_cli("run", str(path), "--workers", "2") == 2
+    assert "--workers: 2 workers need [execution] executor" in capsys.readouterr().err
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(SMALL.replace('"small"', '"sm\xe4ll"').encode("latin-1"))
+    assert run_cli("show", str(latin)) == 2
+    assert "not a UTF-8 text file (byte 0xe4" in capsys.readouterr().err
+    big = write(tmp_path, SMALL.replace("modes = [1, 2, 4]", "modes = [5000]"), "big.toml")
+    assert run_cli("show", str(big), "--force") == 0
+
+
+def test_nan_in_a_state_names_the_coordinate():
+    from amm import AssumedModesModel
+    from core.presets import lumped_two_link
+
+    model = AssumedModesModel(lumped_two_link(), modes=2)
+    q = model.home()
+    q[3] = np.nan
+    with pytest.raises(ValueError, match=r"q must be finite, got nan at w1_2 \(index 3\)"):
+        model.forward_dynamics(q, np.zeros(model.n_dof), np.zeros(2))
+
+
+SLIDING = textwrap.dedent(
+    """
+    [study]
+    name = "sliding"
+    kind = "frequencies"
+
+    [arm]
+    payload = { mass = 0.3, inertia = [[0.01, 0, 0], [0, 0.02, 0], [0, 0, 0.03]] }
+
+    [[arm.joints]]
+    kind = "prismatic"
+
+    [[arm.links]]
+    kind = "flexible"
+    length = 1.0
+    mass_per_length = 0.8
+    EI = 15.0
+
+    [sweep]
+    backends = ["amm", "fem"]
+    shapes = ["clamped-mass"]
+    modes = [4]
+    elements = [16]
+
+    [analysis]
+    configuration = [0.5]
+    n_frequencies = 2
+
+    [report]
+    plots = false
+    """
+)
+
+
+def test_translating_link_reference_uses_the_free_length_and_its_bending_axis(tmp_path):
+    """One beam sliding out of its hub to l = 0.5 m: the exact reference is the
+    clamped-mass beam of length 0.5 with the payload's inertia about the link's y
+    axis (the in-plane bending axis of a prismatic joint's beam), μ = 0.3/(0.8·0.5),
+    j = 0.02/(0.8·0.5³). FEM with 16 elements is within its h⁴ error of it (measured
+    1e-8 on ω₁ at 32 elements 6.4e-10), where the old reference (whole beam, I_zz)
+    was off by a factor 4."""
+    assert run_cli("run", str(write(tmp_path, SLIDING)), "--output", str(tmp_path / "out")) == 0
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert (
+        results["reference_source"].iloc[0] == "exact: clamped-mass roots (mu=0.75, j=0.2, free length 0.5 m)"
+    )
+    first = results[results["mode"] == 1].set_index("backend")["rel_error"]
+    assert 0 < first["fem"] < 2e-8
+    assert 0 <= first["amm"] < 1e-12  # clamped-mass shapes at the reference free length are the exact modes

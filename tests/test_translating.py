@@ -24,8 +24,7 @@ from core.engine import ChainModel
 from core.presets import rrp_translating
 from core.rigid import rigid_equivalent
 from fem import FiniteElementModel
-from tests.test_engine_energy import beam_kinetic_energy
-from tests.test_engine_properties import mass_rate_by_differences
+from tests.strategies import beam_kinetic_energy, mass_rate_by_differences
 
 ARM = rrp_translating()
 BEAM = ARM.links[2]

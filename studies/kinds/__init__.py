@@ -2,19 +2,21 @@
 
 A kind is a :class:`StudyKind`: an ``analysis_schema`` (pydantic model of the
 ``[analysis]`` table), ``run_case`` (one sweep case → tidy rows) and
-``report`` (all rows → Markdown sections, tables and plots). A subclass that
-sets ``name`` registers itself in :data:`KINDS` when defined, and every module
-of this package is imported here, so a new kind is one new module.
+``report`` (all rows → Markdown sections, tables and plots).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from studies.kinds.base import StudyKind
+from studies.kinds.convergence import Convergence
+from studies.kinds.frequencies import Frequencies
+from studies.kinds.simulation import Simulation
+from studies.kinds.verify import Verify
+from studies.kinds.zero_dynamics import ZeroDynamics
 
-from studies.kinds.base import KINDS, StudyKind
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+#: Study kinds by name.
+KINDS: dict[str, StudyKind] = {
+    kind.name: kind for kind in (Frequencies(), Convergence(), Verify(), Simulation(), ZeroDynamics())
+}
 
 __all__ = ["KINDS", "StudyKind"]

@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 from pydantic import ConfigDict, PositiveInt
 
-from studies.kinds.base import StudyKind
-from studies.kinds.frequencies import FrequencyAnalysis, add_references, frequency_rows
-from studies.models import BACKENDS, SWEEP_COLUMNS
+from studies.discretizations import BACKENDS, per_case
+from studies.kinds.frequencies import Frequencies, FrequencyAnalysis
 from studies.plots import convergence_plot
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
@@ -30,7 +29,7 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (backend, shape, mode), group in results.groupby(["backend", "shape", "mode"], sort=True):
-        size = group[BACKENDS[backend].size_field]
+        size = group[BACKENDS[backend].size_column]
         error = group["rel_error"].abs()
         keep = error > FIT_FLOOR
         rate = np.nan
@@ -42,22 +41,19 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-class Convergence(StudyKind):
+class Convergence(Frequencies):
+    """Frequencies of every case against the reference, tabulated as errors with fitted rates."""
+
     name = "convergence"
     analysis_schema = ConvergenceAnalysis
 
-    def run_case(self, arm, case, analysis):
-        return frequency_rows(arm, case, analysis)
+    def tables(self, results, arm, analysis):
+        return {
+            "relative errors": per_case(results, "mode", "rel_error", "rel_error_"),
+            "fitted convergence rates": fitted_rates(results),
+        }
 
-    def finalize(self, results, arm, analysis):
-        return add_references(results, arm, analysis)
-
-    def tables(self, results, analysis, arm):
-        wide = results.pivot_table(index=list(SWEEP_COLUMNS), columns="mode", values="rel_error")
-        wide.columns = [f"rel_error_{k}" for k in wide.columns]
-        return {"relative errors": wide.reset_index(), "fitted convergence rates": fitted_rates(results)}
-
-    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         rates = fitted_rates(results)
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "

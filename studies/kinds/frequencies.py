@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -10,8 +11,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from core.arm import Arm
-from studies.kinds.base import StudyKind, full_coordinates, joint_values
-from studies.models import SWEEP_COLUMNS, Case, discretization_label, finest_case
+from studies.discretizations import Case, finest_case, joint_configuration, label_of, per_case
+from studies.kinds.base import StudyKind
 from studies.references import exact_locked_frequencies
 
 
@@ -27,22 +28,28 @@ class FrequencyAnalysis(BaseModel):
 
 
 def frequency_rows(arm: Arm, case: Case, analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
-    joints = joint_values(arm, analysis.configuration, "configuration")
+    joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
     model = case.discretization.build(arm, reference=joints)
-    q = full_coordinates(model, joints)
+    q = model.home()
+    q[: arm.n_joints] = joints
     omega = model.natural_frequencies(q, analysis.joints)
-    rows = []
-    for k, w in enumerate(omega[: analysis.n_frequencies], start=1):
-        rows.append(
-            {
-                **case.columns(),
-                "n_dof": model.n_dof,
-                "mode": k,
-                "omega": float(w),
-                "hz": float(w / (2 * np.pi)),
-            }
+    if omega.size < analysis.n_frequencies:
+        warnings.warn(
+            f"analysis.n_frequencies: {case.discretization.label} has {omega.size} frequencies "
+            f"({analysis.joints} joints), fewer than the {analysis.n_frequencies} asked for",
+            RuntimeWarning,
+            stacklevel=2,
         )
-    return rows
+    return [
+        {
+            **case.columns(),
+            "n_dof": model.n_dof,
+            "mode": k,
+            "omega": float(w),
+            "hz": float(w / (2 * np.pi)),
+        }
+        for k, w in enumerate(omega[: analysis.n_frequencies], start=1)
+    ]
 
 
 def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
@@ -53,7 +60,12 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis)
     AMM, then the later case), labelled as such.
     """
     results = results.copy()
-    exact = exact_locked_frequencies(arm, int(results["mode"].max())) if analysis.joints == "locked" else None
+    joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
+    exact = (
+        exact_locked_frequencies(arm, int(results["mode"].max()), joints)
+        if analysis.joints == "locked"
+        else None
+    )
     if exact is not None:
         values, source = exact
         results["reference"] = values[results["mode"].to_numpy() - 1]
@@ -61,7 +73,7 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis)
     else:
         finest = finest_case(results)
         reference = results[results["case"] == finest].set_index("mode")["omega"]
-        label = discretization_label(results[results["case"] == finest].iloc[0].to_dict())
+        label = label_of(results[results["case"] == finest].iloc[0])
         results["reference"] = results["mode"].map(reference)
         results["reference_source"] = f"finest: {label}"
     results["rel_error"] = (results["omega"] - results["reference"]) / results["reference"]
@@ -72,17 +84,18 @@ class Frequencies(StudyKind):
     name = "frequencies"
     analysis_schema = FrequencyAnalysis
 
+    def validate(self, arm, analysis):
+        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+
     def run_case(self, arm, case, analysis):
         return frequency_rows(arm, case, analysis)
 
     def finalize(self, results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
         return add_references(results, arm, analysis)
 
-    def tables(self, results, analysis, arm):
-        wide = results.pivot_table(index=list(SWEEP_COLUMNS), columns="mode", values="omega")
-        wide.columns = [f"omega_{k}" for k in wide.columns]
-        return {"frequencies [rad/s]": wide.reset_index()}
+    def tables(self, results, arm, analysis):
+        return {"frequencies [rad/s]": per_case(results, "mode", "omega", "omega_")}
 
-    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         source = results["reference_source"].iloc[0]
         return [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]

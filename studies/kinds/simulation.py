@@ -9,112 +9,138 @@ the peak frequencies of the tip acceleration.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, PositiveFloat, PositiveInt, ValidationError, create_model
-from pydantic import field_validator as validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, create_model
 
 from core.controllers import CONTROLLERS
 from core.simulation import ATOL, METHODS, RTOL, simulate
 from core.trajectories import TRAJECTORIES
-from studies.config import one_of
-from studies.kinds.base import StudyKind, full_coordinates, joint_names, joint_values
-from studies.models import SWEEP_COLUMNS, finest_case
+from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
+from studies.kinds.base import StudyKind
 from studies.plots import time_plot
-
-#: ``controller.kind`` that means no controller (zero joint inputs).
-NO_CONTROLLER = "none"
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def trajectory_schema(kind: str) -> type[BaseModel]:
-    """The pydantic model of ``[analysis.trajectory]`` for ``kind``: ``kind`` and the keyword
-    parameters of ``TRAJECTORIES[kind].from_config`` (names, types and defaults)."""
-    build = TRAJECTORIES[kind].from_config
-    hints = typing.get_type_hints(build)
-    fields: dict[str, Any] = {"kind": (str, ...)}
-    for name, parameter in inspect.signature(build).parameters.items():
+def _parameters(function) -> dict[str, tuple]:
+    """pydantic fields from the keyword-only parameters of ``function`` (its
+    annotations and defaults): a registered class's ``from_config`` is its schema."""
+    hints = typing.get_type_hints(function)
+    fields = {}
+    for parameter in inspect.signature(function).parameters.values():
         if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
             default = ... if parameter.default is inspect.Parameter.empty else parameter.default
-            fields[name] = (hints[name], default)
-    return create_model(f"{TRAJECTORIES[kind].__name__}Config", __base__=_Strict, **fields)
+            fields[parameter.name] = (hints[parameter.name], default)
+    return fields
 
 
-class ControllerSpec(_Strict):
-    kind: Annotated[str, one_of(lambda: [NO_CONTROLLER, *CONTROLLERS])] = NO_CONTROLLER
-    kp: float | list[float] = 0.0
-    kd: float | list[float] = 0.0
+def _trajectory_spec(name: str, cls: type) -> type[BaseModel]:
+    return create_model(
+        f"{cls.__name__}Spec", __base__=_Strict, kind=(Literal[name], ...), **_parameters(cls.from_config)
+    )
 
 
-class SimulationAnalysis(_Strict):
-    t_end: PositiveFloat
-    q0: list[float] | None = None  # initial joint variables; default: the trajectory's start, else Arm.home()
-    # {kind, parameters}: validated against the schema of the registered trajectory kind
-    trajectory: dict[str, Any] | None = None
-    controller: ControllerSpec = ControllerSpec()
-    method: Literal[METHODS] = "Radau"  # type: ignore[valid-type]
-    rtol: PositiveFloat = RTOL
-    atol: PositiveFloat = ATOL
-    output_points: PositiveInt = 201
-    spectrum: bool = False
+@functools.lru_cache(maxsize=8)
+def _analysis_schema(trajectories: tuple, controllers: tuple) -> type[BaseModel]:
+    """``[analysis]`` of a simulation for the registries' contents (``(name, class)`` pairs).
 
-    @validator("trajectory")
-    @classmethod
-    def _trajectory(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is None:
-            return None
-        kind = value.get("kind")
-        if kind not in TRAJECTORIES:
-            raise ValueError(f"kind: must be one of {sorted(TRAJECTORIES)}, got {kind!r}")
-        try:
-            return trajectory_schema(kind).model_validate(value).model_dump()
-        except ValidationError as error:
-            from studies.config import _message, _path
+    ``trajectory``: one table form per registered trajectory, told apart by
+    ``kind``; ``controller.kind``: ``"none"`` or a registered controller, with
+    the gains every registered ``from_config`` takes. Built from the registries
+    when asked, so a variant registered after import is part of the schema.
+    """
+    specs = tuple(_trajectory_spec(name, cls) for name, cls in trajectories)
+    trajectory = Annotated[typing.Union[specs], Field(discriminator="kind")] if len(specs) > 1 else specs[0]  # noqa: UP007
+    controller = create_model(
+        "ControllerSpec",
+        __base__=_Strict,
+        kind=(Literal[("none", *(name for name, _ in controllers))], "none"),
+        **_parameters(controllers[0][1].from_config),
+    )
+    return create_model(
+        "SimulationAnalysis",
+        __base__=_Strict,
+        t_end=(PositiveFloat, ...),
+        # initial joint variables; default: the trajectory's start, else Arm.home()
+        q0=(list[float] | None, None),
+        trajectory=(trajectory | None, None),
+        controller=(controller, controller()),
+        method=(Literal[METHODS], "Radau"),
+        rtol=(PositiveFloat, RTOL),
+        atol=(PositiveFloat, ATOL),
+        output_points=(PositiveInt, 201),
+        spectrum=(bool, False),
+    )
 
-            first = error.errors()[0]
-            raise ValueError(f"{_path(first['loc'])}: {_message(first)}") from None
+
+def simulation_schema() -> type[BaseModel]:
+    """The ``[analysis]`` schema of the current registries."""
+    return _analysis_schema(tuple(TRAJECTORIES.items()), tuple(CONTROLLERS.items()))
 
 
-def build_trajectory(spec: dict[str, Any] | None, arm, q0: np.ndarray):
-    """The trajectory a validated ``analysis.trajectory`` describes, starting at ``q0`` [rad, m]."""
+def _trajectory(spec, arm, q0):
+    """The registered trajectory of ``spec`` starting at ``q0`` (None without one)."""
     if spec is None:
         return None
-    params = {k: v for k, v in spec.items() if k != "kind"}
-    return TRAJECTORIES[spec["kind"]].from_config(arm, q0, **params)
+    parameters = spec.model_dump(exclude={"kind"})
+    try:
+        return TRAJECTORIES[spec.kind].from_config(arm, q0, **parameters)
+    except ValueError as error:
+        raise ValueError(f"analysis.trajectory: {error}") from None
 
 
-def build_controller(spec: ControllerSpec, arm):
-    """The controller ``analysis.controller`` describes, or None for ``kind = "none"``."""
-    if spec.kind == NO_CONTROLLER:
+def _controller(spec, arm):
+    """The registered controller of ``spec`` for ``arm`` (None for "none")."""
+    if spec.kind == "none":
         return None
-    return CONTROLLERS[spec.kind].from_gains(arm, spec.kp, spec.kd)
+    try:
+        return CONTROLLERS[spec.kind].from_config(arm, **spec.model_dump(exclude={"kind"}))
+    except ValueError as error:
+        raise ValueError(f"analysis.controller: {error}") from None
+
+
+def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
+    """(q0 of the joints, trajectory): ``analysis.q0``, else the trajectory's start, else ``arm.home()``."""
+    q0 = joint_configuration(arm, analysis.q0, "analysis.q0")
+    trajectory = _trajectory(analysis.trajectory, arm, q0)
+    if trajectory is not None and analysis.q0 is None:
+        q0 = trajectory.evaluate(0.0)[0]
+        if q0.shape != (arm.n_joints,):
+            raise ValueError(f"analysis.trajectory: needs {arm.n_joints} joint values, got {q0.size}")
+    return q0, trajectory
 
 
 class Simulation(StudyKind):
     name = "simulation"
-    analysis_schema = SimulationAnalysis
+
+    @property
+    def analysis_schema(self) -> type[BaseModel]:
+        return simulation_schema()
+
+    def validate(self, arm, analysis):
+        _initial_joints(arm, analysis)
+        _controller(analysis.controller, arm)
 
     def run_case(self, arm, case, analysis):
-        q0_joints = joint_values(arm, analysis.q0, "q0")
-        trajectory = build_trajectory(analysis.trajectory, arm, q0_joints)
-        if trajectory is not None and analysis.q0 is None:
-            q0_joints = trajectory.evaluate(0.0)[0]
+        q0_joints, trajectory = _initial_joints(arm, analysis)
         model = case.discretization.build(arm, reference=q0_joints)
-        q0 = full_coordinates(model, q0_joints)
+        q0 = model.home()
+        q0[: arm.n_joints] = q0_joints
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
         frame = simulate(
             model,
             (0.0, analysis.t_end),
             q0,
-            controller=build_controller(analysis.controller, arm),
+            controller=_controller(analysis.controller, arm),
             trajectory=trajectory,
             method=analysis.method,
             rtol=analysis.rtol,
@@ -128,10 +154,10 @@ class Simulation(StudyKind):
             frame[key] = frame.attrs[key]
         return frame.to_dict("records")
 
-    def tables(self, results, analysis, arm):
+    def tables(self, results, arm, analysis):
         rows = []
         reference = results[results["case"] == finest_case(results)]
-        joints = list(joint_names(arm))
+        joints = list(arm.joint_names)
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
         for _, group in results.groupby("case"):
             row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
@@ -157,15 +183,15 @@ class Simulation(StudyKind):
         costs["wall_s_per_simulated_s"] = costs["wall_time_s"] / analysis.t_end
         return costs
 
-    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         text = [
             f"{analysis.t_end} s, controller {analysis.controller.kind}, trajectory "
-            f"{analysis.trajectory['kind'] if analysis.trajectory else 'none'}, {analysis.method} "
+            f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
             f"(rtol {analysis.rtol:g}). Joint differences are to the finest case "
             "(most coordinates; same output times)."
         ]
         if plots:
-            joints = list(joint_names(arm))
+            joints = list(arm.joint_names)
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
             taus = [c for c in results.columns if c.startswith("tau")]
             names = time_plot(

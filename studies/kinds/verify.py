@@ -11,7 +11,7 @@ symmetry         max|M − Mᵀ| / max|M|                            ≤ toleran
 definiteness     λ_min(M) / λ_max(M)                             > 0
 skew             max|(Ṁ − 2C) + (Ṁ − 2C)ᵀ| / (max|M| max|q̇|)     ≤ fd_tolerance
 power            |d(T+V)/dt − q̇ᵀB(τ+τ_c) + q̇ᵀDq̇| / scale          ≤ fd_tolerance
-energy           max |E(t) − E(0)| / |E(0)| over ``simulate`` s   ≤ energy_tolerance
+energy           ``core.energy_drift`` over ``simulate`` s        ≤ energy_tolerance
 ================ ============================================== =====================
 
 Ṁ is taken by central differences (step 1e-6), independent of the model's
@@ -30,12 +30,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 
 from core.simulation import energy_drift, simulate
+from studies.discretizations import finest_case, label_of, per_case
 from studies.kinds.base import StudyKind
-from studies.models import SWEEP_COLUMNS, discretization_label, finest_case
-
-#: Tolerances of the energy check's integration: tight, so that the drift measures the model's
-#: energy conservation rather than the integrator's error.
-ENERGY_RTOL, ENERGY_ATOL = 1e-10, 1e-12
 
 
 class VerifyAnalysis(BaseModel):
@@ -90,14 +86,14 @@ def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
 
 
 def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
+    """:func:`core.simulation.energy_drift` of an unforced, undamped simulation
+    (DOP853 at the default tolerances) from a random state; None when skipped."""
     if analysis.simulate == 0 or np.any(model.damping_matrix(model.home())):
         return None
     if any(j.coulomb_friction for j in model.arm.joints):
         return None
     q, qd = _random_state(model, rng, analysis.flex_scale)
-    frame = simulate(
-        model, (0.0, analysis.simulate), q, qd, method="DOP853", rtol=ENERGY_RTOL, atol=ENERGY_ATOL
-    )
+    frame = simulate(model, (0.0, analysis.simulate), q, qd, method="DOP853")
     return energy_drift(frame)
 
 
@@ -152,12 +148,11 @@ class Verify(StudyKind):
         ]
         return rows
 
-    def tables(self, results, analysis, arm):
+    def tables(self, results, arm, analysis):
         checks = results[~results["check"].str.startswith("omega_")]
-        table = checks.pivot_table(index=list(SWEEP_COLUMNS), columns="check", values="worst")
-        return {"worst violations": table.reset_index(), "agreement": _agreement(results)}
+        return {"worst violations": per_case(checks, "check", "worst", ""), "agreement": _agreement(results)}
 
-    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         checks = results[~results["check"].str.startswith("omega_")]
         failed = checks[~checks["passed"]]
         verdict = (
@@ -165,7 +160,7 @@ class Verify(StudyKind):
             if failed.empty
             else f"{len(failed)} check(s) FAILED: "
             + ", ".join(
-                f"{discretization_label(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})"
+                f"{label_of(r)} {r['check']} ({r['worst']:.3g} > {r['tolerance']:.3g})"
                 for _, r in failed.iterrows()
             )
         )
@@ -184,6 +179,4 @@ def _agreement(results: pd.DataFrame) -> pd.DataFrame:
     omega["rel_diff_to_finest"] = (omega["worst"] - omega["mode"].map(reference)) / omega["mode"].map(
         reference
     )
-    table = omega.pivot_table(index=list(SWEEP_COLUMNS), columns="mode", values="rel_diff_to_finest")
-    table.columns = [f"rel_diff_omega_{k}" for k in table.columns]
-    return table.reset_index()
+    return per_case(omega, "mode", "rel_diff_to_finest", "rel_diff_omega_")

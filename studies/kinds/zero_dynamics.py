@@ -13,8 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from core.analysis import zero_dynamics
-from studies.kinds.base import StudyKind, full_coordinates, joint_values
-from studies.models import SWEEP_COLUMNS, discretization_label
+from studies.discretizations import case_keys, joint_configuration, label_of
+from studies.kinds.base import StudyKind
 from studies.plots import complex_plane_plot
 
 
@@ -27,10 +27,14 @@ class ZeroDynamics(StudyKind):
     name = "zero-dynamics"
     analysis_schema = ZeroDynamicsAnalysis
 
+    def validate(self, arm, analysis):
+        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+
     def run_case(self, arm, case, analysis):
-        joints = joint_values(arm, analysis.configuration, "configuration")
+        joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
         model = case.discretization.build(arm, reference=joints)
-        q = full_coordinates(model, joints)
+        q = model.home()
+        q[: arm.n_joints] = joints
         zeros = zero_dynamics(model, q)
         f = model.flex
         ratio = np.linalg.eigvals(
@@ -48,26 +52,27 @@ class ZeroDynamics(StudyKind):
         ]
         return rows
 
-    def tables(self, results, analysis, arm):
+    def tables(self, results, arm, analysis):
         zeros = results[results["set"] == "zero"]
         scale = zeros.groupby("case")[["real", "imag"]].transform(lambda c: c.abs().max()).max(axis=1)
-        right = zeros[zeros["real"] > 1e-9 * scale].groupby(list(SWEEP_COLUMNS)).size()
-        summary = zeros.groupby(list(SWEEP_COLUMNS)).agg(
+        right = zeros[zeros["real"] > 1e-9 * scale].groupby("case").size()
+        summary = zeros.groupby("case").agg(
             zeros=("index", "size"),
             largest_real_part=("real", "max"),
             smallest_abs_imag=("imag", lambda v: v.abs().min()),
         )
         summary["right_half_plane"] = right.reindex(summary.index, fill_value=0)
-        return {"zero dynamics": summary.reset_index()}
+        keys = case_keys(zeros).set_index("case")
+        return {"zero dynamics": keys.join(summary).reset_index(drop=True)}
 
-    def report(self, results, analysis, folder: Path, plots: bool, arm) -> list[str]:
+    def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         text = [
             "Zeros of the linearized dynamics with the joint coordinates as outputs. Zeros in the "
             "right half-plane (right_half_plane > 0) make the joint-output system non-minimum phase."
         ]
         zeros = results[results["set"] == "zero"]
         for _, group in zeros.groupby("case"):
-            label = discretization_label(group.iloc[0].to_dict())
+            label = label_of(group.iloc[0])
             values = ", ".join(f"{r:.4g}{i:+.4g}j" for r, i in zip(group["real"], group["imag"], strict=True))
             text.append(f"- {label}: {values}")
         if plots:
