@@ -21,21 +21,23 @@ Inner product and normalization are described in :mod:`shapes.base`.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
-from shapes.base import ModalIntegrals, ShapeFamily
+from shapes.base import REGISTRY, ModalIntegrals, ShapeFamily
 from shapes.beta_ode import TRACKERS, BetaHistory, BetaODE
 from shapes.clamped import ClampedFree, ClampedMass
 from shapes.pinned_pinned import PinnedPinned
 
-#: Shape families by registry name.
-FAMILIES: dict[str, type[ShapeFamily]] = {
-    "pinned-pinned": PinnedPinned,
-    "clamped-free": ClampedFree,
-    "clamped-mass": ClampedMass,
-    "beta-ode": BetaODE,
-}
+#: Shape families by registry name. A :class:`ShapeFamily` subclass with a ``name``
+#: registers itself when defined, and every module of this package is imported here,
+#: so a new family is one new module (with ``name``, ``frame`` and the hooks).
+FAMILIES: dict[str, type[ShapeFamily]] = REGISTRY
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 def family(name: str, **params: Any) -> ShapeFamily:

@@ -113,8 +113,18 @@ def _gram_matrix(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return 0.5 * (gram + gram.T)
 
 
+#: Shape families by registry name (``shapes.FAMILIES``): every subclass of
+#: :class:`ShapeFamily` that sets ``name`` is entered here when its class is defined.
+REGISTRY: dict[str, type[ShapeFamily]] = {}
+
+
 class ShapeFamily(ABC):
-    """A family of beam mode shapes; see the module docstring for the contract."""
+    """A family of beam mode shapes; see the module docstring for the contract.
+
+    Defining a subclass with its own ``name`` registers it in ``shapes.FAMILIES``
+    (a later class of the same name replaces the earlier one), so a new family is
+    one module in ``shapes/``: the package imports all of its modules.
+    """
 
     #: Registry name, e.g. ``"clamped-free"``.
     name: ClassVar[str]
@@ -127,6 +137,11 @@ class ShapeFamily(ABC):
     #: physical tip data and a length, not from fixed ratios); models choose
     #: their shapes from the others.
     tracks_length: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            REGISTRY[cls.name] = cls
 
     def __init__(self) -> None:
         self._betas = np.empty(0)

@@ -4,12 +4,12 @@ end to end, with no other module touched.
 
 | variant kind   | the one module                      |
 |----------------|-------------------------------------|
-| shape family   | ``shapes`` (``FAMILIES``)           |
+| shape family   | its own module in ``shapes/`` (a ``ShapeFamily`` subclass with ``name`` registers itself in ``FAMILIES``) |
 | frame          | ``core.basis`` (``FRAMES``)         |
 | backend        | ``studies.discretizations`` (``BACKENDS``) |
 | controller     | ``core.controllers`` (``CONTROLLERS``) |
 | trajectory     | ``core.trajectories`` (``TRAJECTORIES``) |
-| study kind     | ``studies.kinds`` (``KINDS``)       |
+| study kind     | its own module in ``studies/kinds/`` (a ``StudyKind`` subclass with ``name`` registers itself in ``KINDS``) |
 | solver         | ``core.model`` (``SOLVERS``)        |
 """
 
@@ -59,15 +59,16 @@ def test_every_registered_family_names_a_registered_frame():
 # -- shape family ---------------------------------------------------------------
 
 
-class ToyClampedFree(shapes.ClampedFree):
-    """Cantilever shapes under another name: a family registered only in ``shapes.FAMILIES``."""
-
-    name = "toy-cantilever"
-
-
 @pytest.fixture
-def toy_family(monkeypatch):
-    monkeypatch.setitem(shapes.FAMILIES, ToyClampedFree.name, ToyClampedFree)
+def toy_family():
+    class ToyClampedFree(shapes.ClampedFree):
+        """Cantilever shapes under another name: defining the class is its registration."""
+
+        name = "toy-cantilever"
+
+    assert shapes.FAMILIES["toy-cantilever"] is ToyClampedFree
+    yield ToyClampedFree
+    del shapes.FAMILIES["toy-cantilever"]
 
 
 def test_a_new_shape_family_is_a_sweep_shape_for_both_backends(toy_family, tmp_path):
@@ -206,23 +207,25 @@ class CountAnalysis(BaseModel):
     factor: int = 1
 
 
-class CountCoordinates(StudyKind):
-    """Rows: the number of coordinates of each case, times ``factor``."""
-
-    name = "count-coordinates"
-    analysis_schema = CountAnalysis
-
-    def run_case(self, arm, case, analysis):
-        model = case.discretization.build(arm)
-        return [{**case.columns(), "n_dof": model.n_dof, "count": analysis.factor * model.n_dof}]
-
-    def report(self, results, arm, analysis, folder, plots):
-        return [f"{len(results)} cases counted."]
-
-
 @pytest.fixture
-def toy_kind(monkeypatch):
-    monkeypatch.setitem(KINDS, CountCoordinates.name, CountCoordinates())
+def toy_kind():
+    class CountCoordinates(StudyKind):
+        """Rows: the number of coordinates of each case, times ``factor``; defining the
+        class registers an instance in KINDS."""
+
+        name = "count-coordinates"
+        analysis_schema = CountAnalysis
+
+        def run_case(self, arm, case, analysis):
+            model = case.discretization.build(arm)
+            return [{**case.columns(), "n_dof": model.n_dof, "count": analysis.factor * model.n_dof}]
+
+        def report(self, results, arm, analysis, folder, plots):
+            return [f"{len(results)} cases counted."]
+
+    assert isinstance(KINDS["count-coordinates"], CountCoordinates)
+    yield KINDS["count-coordinates"]
+    del KINDS["count-coordinates"]
 
 
 def test_a_new_study_kind_runs_with_its_own_analysis_table(toy_kind, tmp_path):
@@ -258,3 +261,27 @@ def test_a_new_solver_is_available_to_forward_dynamics(monkeypatch):
         model.forward_dynamics(q, np.zeros(model.n_dof), tau),
         rtol=1e-10,
     )
+
+
+def test_shape_families_and_study_kinds_register_themselves_from_every_module():
+    """The package imports all its modules, so every family / kind class defined in one is registered."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import studies.kinds
+
+    for package, base, registry in (
+        (shapes, shapes.ShapeFamily, shapes.FAMILIES),
+        (studies.kinds, StudyKind, KINDS),
+    ):
+        defined = {}
+        for module in pkgutil.iter_modules(package.__path__):
+            members = inspect.getmembers(importlib.import_module(f"{package.__name__}.{module.name}"))
+            for _, value in members:
+                if inspect.isclass(value) and issubclass(value, base) and "name" in value.__dict__:
+                    defined[value.name] = value
+        assert sorted(defined) == sorted(registry)
+        for name, cls in defined.items():
+            entry = registry[name]
+            assert entry is cls or type(entry) is cls

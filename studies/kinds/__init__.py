@@ -7,16 +7,14 @@ A kind is a :class:`StudyKind`: an ``analysis_schema`` (pydantic model of the
 
 from __future__ import annotations
 
-from studies.kinds.base import StudyKind
-from studies.kinds.convergence import Convergence
-from studies.kinds.frequencies import Frequencies
-from studies.kinds.simulation import Simulation
-from studies.kinds.verify import Verify
-from studies.kinds.zero_dynamics import ZeroDynamics
+import importlib
+import pkgutil
 
-#: Study kinds by name.
-KINDS: dict[str, StudyKind] = {
-    kind.name: kind for kind in (Frequencies(), Convergence(), Verify(), Simulation(), ZeroDynamics())
-}
+from studies.kinds.base import KINDS, StudyKind
+
+# Every module of this package is imported, and each kind registers itself when its
+# class is defined (StudyKind.__init_subclass__): a new kind is one new module.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["KINDS", "StudyKind"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,13 +13,18 @@ from pydantic import BaseModel
 from core.arm import Arm
 from studies.discretizations import Case
 
+#: Study kinds by name, one instance each (``studies.kinds.KINDS``): every concrete
+#: :class:`StudyKind` subclass that sets ``name`` is entered here when defined.
+KINDS: dict[str, StudyKind] = {}
+
 
 class StudyKind(ABC):
     """One kind of study.
 
     Subclasses set ``name`` and ``analysis_schema`` and implement ``run_case``
-    and ``report``; register an instance in :data:`studies.kinds.KINDS` (the
-    config's ``study.kind`` values come from that registry). ``run_case`` must
+    and ``report``; defining such a subclass registers an instance in
+    :data:`studies.kinds.KINDS` (the config's ``study.kind`` values come from
+    that registry), so a new kind is one new module in ``studies/kinds/``. ``run_case`` must
     be a pure function of its arguments (it runs in worker processes and on
     Dask workers) and return rows that start with ``case.columns()`` and have
     the same columns for every case of a study.
@@ -26,6 +32,11 @@ class StudyKind(ABC):
 
     name: ClassVar[str]
     analysis_schema: ClassVar[type[BaseModel]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__ and not inspect.isabstract(cls):
+            KINDS[cls.name] = cls()
 
     def validate(self, arm: Arm, analysis: BaseModel) -> None:
         """Refuse (ValueError naming the ``analysis.…`` key and the value) what can be
