@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
-from core.model import Model
+from core.model import SOLVERS, Model
 
 #: Default tolerances.
 RTOL = 1e-8
@@ -52,6 +52,7 @@ def simulate(
     rtol: float = RTOL,
     atol: float = ATOL,
     t_eval=None,
+    solver: str = "composite",
 ) -> pd.DataFrame:
     """Simulate ``model`` from (q0, q̇0) over ``t_span`` [s].
 
@@ -65,6 +66,9 @@ def simulate(
         controller and recorded (columns ``<joint>_ref``).
     method : str
         A ``solve_ivp`` method; stiff ``"Radau"`` by default (flexible modes).
+    solver : str
+        The forward-dynamics solver (:data:`core.model.SOLVERS`): ``"composite"``
+        (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
     t_eval : array_like, optional
         Output times; default: the integrator's own steps.
 
@@ -88,6 +92,8 @@ def simulate(
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
     n, n_joints = model.n_dof, model.n_joints
     q0 = np.asarray(q0, dtype=float)
     qd0 = np.zeros(n) if qd0 is None else np.asarray(qd0, dtype=float)
@@ -110,7 +116,7 @@ def simulate(
         q, qd = x[:n], x[n : 2 * n]
         tau = inputs(t, q, qd)
         B = model.input_matrix(q)
-        qdd = model.forward_dynamics(q, qd, tau)
+        qdd = model.forward_dynamics(q, qd, tau, solver=solver)
         power_in = qd @ B @ tau
         dissipated = qd @ model.damping_matrix(q) @ qd - qd @ B @ model.friction_forces(q, qd)
         for k, (index, wave_speed) in enumerate(speeds):

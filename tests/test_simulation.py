@@ -29,7 +29,7 @@ from core import (
     simulate,
     zero_dynamics,
 )
-from core.presets import lumped_two_link, one_flexible_link, rigid_two_link
+from core.presets import lumped_two_link, one_flexible_link, rigid_flexible_rigid, rigid_two_link
 from fem import FiniteElementModel
 
 
@@ -324,3 +324,26 @@ def test_simulation_frame_columns_hold_what_they_name():
         )
         assert row["tip_w1"] == pytest.approx(model.tip_deflections(q)["tip_w1"], rel=1e-13, abs=1e-18)
     assert frame.attrs["nfev"] > 0 and frame.attrs["wall_time"] > 0 and frame.attrs["method"] == "Radau"
+
+
+def test_simulations_agree_between_solvers():
+    """The same maneuver with the composite and the recursive forward dynamics: the
+    integrators see the same accelerations up to round-off (measured recursive vs
+    composite q̈ ≤ 4.6e-11 of max|q̈|, tests/test_recursive.py), so the histories agree
+    to the integration tolerance."""
+    model = AssumedModesModel(rigid_flexible_rigid(), shape="clamped-mass", modes=2)
+    q0 = model.home()
+    q0[:3] = 0.3, -0.5, 0.2
+    common = dict(
+        controller=PD(kp=20.0, kd=4.0),
+        trajectory=ParabolicBlend((0.3, -0.5, 0.2), (0.5, -0.2, 0.0), 0.1, 0.05),
+        t_eval=np.linspace(0, 0.05, 3),
+        rtol=1e-9,
+        atol=1e-11,
+    )
+    composite = simulate(model, (0, 0.05), q0, **common)
+    recursive = simulate(model, (0, 0.05), q0, solver="recursive", **common)
+    names = list(model.coordinates)
+    np.testing.assert_allclose(recursive[names], composite[names], rtol=0, atol=1e-8)
+    with pytest.raises(ValueError, match="solver must be one of"):
+        simulate(model, (0, 0.1), q0, solver="pinocchio")

@@ -20,6 +20,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, create_model
 
 from core.controllers import CONTROLLERS
+from core.model import SOLVERS
 from core.simulation import ATOL, METHODS, RTOL, simulate
 from core.trajectories import TRAJECTORIES
 from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
@@ -50,7 +51,7 @@ def _trajectory_spec(name: str, cls: type) -> type[BaseModel]:
 
 
 @functools.lru_cache(maxsize=8)
-def _analysis_schema(trajectories: tuple, controllers: tuple) -> type[BaseModel]:
+def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) -> type[BaseModel]:
     """``[analysis]`` of a simulation for the registries' contents (``(name, class)`` pairs).
 
     ``trajectory``: one table form per registered trajectory, told apart by
@@ -75,6 +76,7 @@ def _analysis_schema(trajectories: tuple, controllers: tuple) -> type[BaseModel]
         trajectory=(trajectory | None, None),
         controller=(controller, controller()),
         method=(Literal[METHODS], "Radau"),
+        solver=(Literal[solvers], "composite"),
         rtol=(PositiveFloat, RTOL),
         atol=(PositiveFloat, ATOL),
         output_points=(PositiveInt, 201),
@@ -84,7 +86,7 @@ def _analysis_schema(trajectories: tuple, controllers: tuple) -> type[BaseModel]
 
 def simulation_schema() -> type[BaseModel]:
     """The ``[analysis]`` schema of the current registries."""
-    return _analysis_schema(tuple(TRAJECTORIES.items()), tuple(CONTROLLERS.items()))
+    return _analysis_schema(tuple(TRAJECTORIES.items()), tuple(CONTROLLERS.items()), tuple(sorted(SOLVERS)))
 
 
 def _trajectory(spec, arm, q0):
@@ -143,6 +145,7 @@ class Simulation(StudyKind):
             controller=_controller(analysis.controller, arm),
             trajectory=trajectory,
             method=analysis.method,
+            solver=analysis.solver,
             rtol=analysis.rtol,
             atol=analysis.atol,
             t_eval=times,
