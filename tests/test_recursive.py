@@ -90,32 +90,6 @@ def test_recursive_solver_inverts_the_mass_matrix(backend, data):
     assert np.max(np.abs(M @ qdd - Q)) <= 1e-14 * np.max(np.abs(M)) * np.max(np.abs(qdd))
 
 
-@pytest.mark.slow
-def test_energy_is_conserved_with_the_recursive_solver():
-    """The free-motion energy test of test_engine_energy with ``solver="recursive"`` (pinned
-    frames, hub and motor inertias, a lumped mass, a payload, gravity): T + V constant to 1e-6
-    relative over 2 s (issue requirement; measured 2.5e-9, as with the composite solver); DOP853."""
-    from scipy.integrate import solve_ivp
-
-    from tests.test_engine_energy import CONSERVATIVE_MODELS, energy, two_link_flexible_arm
-
-    model = CONSERVATIVE_MODELS["amm-pinned-pinned"](two_link_flexible_arm())
-    n = model.n_dof
-    x0 = np.zeros(2 * n)
-    x0[:2] = [0.3, -0.5]
-    x0[2:n] = 0.02
-    x0[n : n + 2] = [1.0, -1.5]
-
-    def rhs(t, x):
-        return np.concatenate([x[n:], model.forward_dynamics(x[:n], x[n:], np.zeros(2), solver="recursive")])
-
-    solution = solve_ivp(rhs, (0.0, 2.0), x0, method="DOP853", rtol=1e-9, atol=1e-11)
-    assert solution.success
-    energies = np.array([energy(model, x) for x in solution.y.T])
-    drift = np.max(np.abs(energies - energies[0])) / abs(energies[0])
-    assert drift < 1e-6
-
-
 @BACKENDS
 @given(data=st.data())
 def test_generalized_forces_equal_the_christoffel_expression(backend, data):
