@@ -1,9 +1,11 @@
 """The ``flexlink`` command line.
 
-    flexlink run CONFIG [--output DIR] [--resume] [--workers N] [--force]
+    flexlink run CONFIG [--output DIR] [--resume] [--workers N] [--force] [--set KEY=VALUE ...]
     flexlink run --example NAME
     flexlink verify CONFIG [--output DIR] [--workers N]
     flexlink show CONFIG
+    flexlink init EXAMPLE [FILE]
+    flexlink schema [--kind KIND]
     flexlink presets
     flexlink --version
 
@@ -56,9 +58,24 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--output", type=Path)
     verify.add_argument("--workers", type=int)
     verify.add_argument("--force", action="store_true")
+    init = commands.add_parser("init", help="copy a shipped example config to edit")
+    init.add_argument("example", help=f"one of: {', '.join(sorted(examples()))}")
+    init.add_argument(
+        "destination", nargs="?", type=Path, help="file to write (default: <example>.toml here)"
+    )
+    schema = commands.add_parser("schema", help="print the JSON schema of study configs")
+    schema.add_argument("--kind", help="the [analysis] schema of one study kind instead")
     show = commands.add_parser("show", help="validate a config and list its cases without running")
     show.add_argument("config")
     show.add_argument("--force", action="store_true", help="accept cases above the size limit")
+    for command in (run, verify, show):
+        command.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="override a config value, e.g. --set analysis.t_end=0.5 (VALUE in TOML syntax; repeatable)",
+        )
     commands.add_parser("presets", help="list the reference arms")
     return parser
 
@@ -85,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command == "init":
+        return _init(args.example, args.destination)
+    if args.command == "schema":
+        return _schema(args.kind)
     if args.command == "presets":
         for name, factory in PRESETS.items():
             print(f"{name:22s} {(factory.__doc__ or '').strip().splitlines()[0]}")
@@ -107,7 +128,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         raise ConfigError(f"--workers: must be >= 1, got {args.workers}")
     if getattr(args, "output", None) is not None:
         _check_output(args.output)
-    config = load_config(path)
+    config = load_config(path, overrides=getattr(args, "set", []))
     if getattr(args, "workers", None) not in (None, 1) and config.execution.executor == "serial":
         raise ConfigError(
             f"--workers: {args.workers} workers need [execution] executor = 'processes' or 'dask' "
@@ -154,6 +175,39 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for failure in result.failed:
         print(f"case {failure['case']} failed: {failure['error']}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _init(example: str, destination: Path | None) -> int:
+    """Copy a shipped example to ``destination`` (never over an existing file)."""
+    available = examples()
+    if example not in available:
+        raise ConfigError(f"init: unknown example {example!r}; choose one of {sorted(available)}")
+    destination = Path(f"{example}.toml") if destination is None else destination
+    if destination.exists():
+        raise ConfigError(f"init: {str(destination)!r} exists; choose another destination")
+    try:
+        destination.write_text(available[example].read_text(encoding="utf-8"), encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"init: cannot write {str(destination)!r} ({error.strerror})") from None
+    print(f"wrote {destination}; run it with: flexlink run {destination}")
+    return 0
+
+
+def _schema(kind: str | None) -> int:
+    """Print the JSON schema of the config, or of one kind's [analysis] table."""
+    import json
+
+    from studies.config import StudyConfig
+    from studies.kinds import KINDS
+
+    if kind is None:
+        schema = StudyConfig.model_json_schema()
+    elif kind in KINDS:
+        schema = KINDS[kind].analysis_schema.model_json_schema()
+    else:
+        raise ConfigError(f"--kind: must be one of {sorted(KINDS)}, got {kind!r}")
+    print(json.dumps(schema, indent=1))
+    return 0
 
 
 def _check_output(folder: Path) -> None:

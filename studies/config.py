@@ -229,8 +229,29 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
     return config
 
 
-def load_config(path: str | Path) -> StudyConfig:
-    """Read and validate a TOML study file."""
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Set ``key.path=value`` in a config dict (``value`` in TOML syntax, or a bare string)."""
+    key, sep, text = assignment.partition("=")
+    key = key.strip()
+    if not sep or not re.fullmatch(r"[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*", key):
+        raise ConfigError(
+            f"--set: expected KEY=VALUE with a dotted key like analysis.t_end=0.5, got {shown(assignment)}"
+        )
+    try:
+        value = tomllib.loads(f"value = {text.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()  # a bare word, e.g. --set study.kind=verify
+    *parents, last = key.split(".")
+    table = data
+    for part in parents:
+        table = table.setdefault(part, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"--set: {key}: {part} is not a table")
+    table[last] = value
+
+
+def load_config(path: str | Path, overrides: list[str] = ()) -> StudyConfig:
+    """Read and validate a TOML study file, with ``KEY=VALUE`` overrides applied first."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -244,6 +265,8 @@ def load_config(path: str | Path) -> StudyConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    for assignment in overrides:
+        apply_override(data, assignment)
     return parse_config(data)
 
 

@@ -512,3 +512,28 @@ def test_translating_link_reference_uses_the_free_length_and_its_bending_axis(tm
     first = results[results["mode"] == 1].set_index("backend")["rel_error"]
     assert 0 < first["fem"] < 2e-8
     assert 0 <= first["amm"] < 1e-12  # clamped-mass shapes at the reference free length are the exact modes
+
+
+def test_init_copies_an_example_and_set_overrides_values(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("init", "quickstart") == 0
+    assert (tmp_path / "quickstart.toml").read_text() == cli.examples()["quickstart"].read_text()
+    assert run_cli("init", "quickstart") == 2  # never over an existing file
+    assert "exists" in capsys.readouterr().err
+    args = ["show", "quickstart.toml", "--set", "sweep.modes=[1, 2]", "--set", 'sweep.backends=["amm"]']
+    assert run_cli(*args) == 0
+    assert "quickstart: kind convergence, 4 cases" in capsys.readouterr().out  # 2 families x 2 mode counts
+    assert run_cli("show", "quickstart.toml", "--set", "sweep.modes=[0]") == 2
+    assert "sweep.modes[1]: must be > 0, got 0" in capsys.readouterr().err
+    assert run_cli("show", "quickstart.toml", "--set", "no-equals-sign") == 2
+    assert "--set: expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_schema_prints_the_config_and_kind_schemas(capsys):
+    assert run_cli("schema") == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert {"study", "arm", "sweep", "analysis", "report", "execution"} <= set(schema["properties"])
+    assert run_cli("schema", "--kind", "simulation") == 0
+    analysis = json.loads(capsys.readouterr().out)
+    assert {"t_end", "trajectory", "controller", "solver", "rtol"} <= set(analysis["properties"])
+    assert run_cli("schema", "--kind", "nope") == 2
