@@ -172,6 +172,11 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     summary = result.folder / "summary.md"
     if summary.exists():
         print(f"summary: {summary}")
+    for text, numbers in result.warnings.items():
+        print(
+            f"warning ({'cases' if len(numbers) > 1 else 'case'} {', '.join(map(str, numbers))}): {text}",
+            file=sys.stderr,
+        )
     for failure in result.failed:
         print(f"case {failure['case']} failed: {failure['error']}", file=sys.stderr)
     return 0 if result.ok else 1

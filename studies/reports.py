@@ -26,11 +26,14 @@ def write_reports(
     failed: list[dict[str, Any]],
     cases: list[Case],
     wall_times: dict[int, float] | None = None,
+    raised: dict[str, list[int]] | None = None,
 ) -> None:
     """Write results.csv, the kind's tables (CSV, LaTeX), plots and summary.md.
 
     ``wall_times`` (case number → seconds) gives summary.md's cost table; it
-    stays out of the CSVs, which depend only on the config.
+    stays out of the CSVs, which depend only on the config. ``raised`` (warning
+    text → case numbers) becomes summary.md's warnings section, before any result
+    table, so an assumption violated or an unstable configuration is seen first.
     """
     formats = set(config.report.formats)
     lines = [
@@ -41,6 +44,13 @@ def write_reports(
         + f"; {len(cases)} cases, {len(cases) - len(failed)} succeeded, {len(failed)} failed.",
         "",
     ]
+    if raised:
+        lines += ["## Warnings", ""]
+        lines += [
+            f"- {text} (case{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"
+            for text, numbers in raised.items()
+        ]
+        lines += [""]
     if not results.empty:
         results = kind.finalize(results, arm, analysis)
         results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")

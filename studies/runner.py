@@ -53,6 +53,7 @@ class RunResult:
     failed: list[dict[str, Any]] = field(default_factory=list)
     resumed: int = 0
     wall_time: float = 0.0
+    warnings: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -195,12 +196,16 @@ def run_study(
         for n, o in outcomes.items()
         if o["status"] == "ok" and o.get("wall_time") is not None
     }
-    write_reports(folder, config, kind, analysis, arm, results, failed, cases, wall_times)
+    raised: dict[str, list[int]] = {}
+    for n in sorted(outcomes):
+        for message in outcomes[n].get("warnings") or []:
+            raised.setdefault(message, []).append(n)
+    write_reports(folder, config, kind, analysis, arm, results, failed, cases, wall_times, raised)
     manifest["finished"] = datetime.now(UTC).isoformat()
     manifest["wall_time"] = time.perf_counter() - start
     _write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, default=str))
     succeeded = sum(1 for o in outcomes.values() if o["status"] == "ok")
-    return RunResult(folder, len(cases), succeeded, failed, len(finished), manifest["wall_time"])
+    return RunResult(folder, len(cases), succeeded, failed, len(finished), manifest["wall_time"], raised)
 
 
 def _progress(total: int, initial: int, enabled: bool):

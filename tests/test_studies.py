@@ -537,3 +537,17 @@ def test_schema_prints_the_config_and_kind_schemas(capsys):
     analysis = json.loads(capsys.readouterr().out)
     assert {"t_end", "trajectory", "controller", "solver", "rtol"} <= set(analysis["properties"])
     assert run_cli("schema", "--kind", "nope") == 2
+
+
+def test_warnings_reach_stderr_and_the_summary(tmp_path, capsys):
+    """Asking for more frequencies than a 1-mode model has: the run succeeds, and the
+    warning is on stderr and in summary.md's warnings section, with the case numbers."""
+    text = SMALL.replace("n_frequencies = 2", "n_frequencies = 3").replace("modes = [1, 2, 4]", "modes = [1]")
+    assert run_cli("run", str(write(tmp_path, text)), "--output", str(tmp_path / "out")) == 0
+    err = capsys.readouterr().err
+    assert (
+        "warning (case 1): RuntimeWarning: analysis.n_frequencies: AMM clamped-free x1 has 1 frequencies"
+        in err
+    )
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "## Warnings" in summary and "fewer than the 3 asked for (case 1)" in summary
