@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from core.arm import Arm
 from studies.config import StudyConfig, build_arm, expand_cases
@@ -60,11 +61,17 @@ class RunResult:
         return not self.failed
 
 
-def execute_case(kind_name: str, arm_data: dict, case: Case, analysis_data: dict) -> dict[str, Any]:
-    """Run one case; never raises (a failure is an outcome). Runs in workers too."""
+def execute_case(
+    kind_name: str, arm_data: dict, case: Case, analysis_data: dict, blas_threads: int = 1
+) -> dict[str, Any]:
+    """Run one case with at most ``blas_threads`` BLAS threads; never raises (a failure
+    is an outcome). Runs in workers too."""
     start = time.perf_counter()
     started = datetime.now(UTC).isoformat()
-    with warnings.catch_warnings(record=True) as caught:
+    with (
+        threadpool_limits(limits=blas_threads, user_api="blas"),
+        warnings.catch_warnings(record=True) as caught,
+    ):
         warnings.simplefilter("always")
         try:
             kind = KINDS[kind_name]
@@ -142,7 +149,8 @@ def run_study(
         (folder / "config.toml").write_text(Path(source).read_text())
     finished = _finished_cases(folder) if resume else {}
     todo = [case for case in cases if case.number not in finished]
-    tasks = [(kind.name, arm.to_dict(), case, analysis.model_dump()) for case in todo]
+    threads = config.execution.blas_threads
+    tasks = [(kind.name, arm.to_dict(), case, analysis.model_dump(), threads) for case in todo]
     n_workers = workers or config.execution.workers
     executor = EXECUTORS[config.execution.executor]
     outcomes: dict[int, dict] = dict(finished)

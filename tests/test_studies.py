@@ -247,11 +247,11 @@ def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path, monkey
     calls = []
     real = runner.execute_case
 
-    def interrupted(kind, arm, case, analysis):
+    def interrupted(kind, arm, case, analysis, threads):
         calls.append(case.number)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(kind, arm, case, analysis)
+        return real(kind, arm, case, analysis, threads)
 
     monkeypatch.setattr(runner, "execute_case", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -551,3 +551,32 @@ def test_warnings_reach_stderr_and_the_summary(tmp_path, capsys):
     )
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "## Warnings" in summary and "fewer than the 3 asked for (case 1)" in summary
+
+
+def test_cases_run_with_the_configured_number_of_blas_threads(monkeypatch):
+    """[execution] blas_threads (default 1) bounds the BLAS threads inside every case
+    (this machine has 2 cores, so OpenBLAS would otherwise use 2)."""
+    from threadpoolctl import threadpool_info
+
+    from core.presets import one_flexible_link
+    from studies.config import expand_cases, parse_config
+
+    seen = []
+
+    class Probe:
+        analysis_schema = runner.KINDS["frequencies"].analysis_schema
+
+        def run_case(self, arm, case, analysis):
+            seen.append(max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"))
+            return []
+
+    monkeypatch.setitem(runner.KINDS, "probe", Probe())
+    config = parse_config(
+        {"study": {"name": "p", "kind": "frequencies"}, "arm": {"preset": "one-flexible-link"}}
+    )
+    case = expand_cases(config)[0]
+    assert config.execution.blas_threads == 1
+    for threads in (1, 2):
+        result = runner.execute_case("probe", one_flexible_link().to_dict(), case, {}, threads)
+        assert result["status"] == "ok", result["error"]
+    assert seen[0] == 1 and seen[1] <= 2
