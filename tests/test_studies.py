@@ -542,7 +542,11 @@ def test_schema_prints_the_config_and_kind_schemas(capsys):
 def test_warnings_reach_stderr_and_the_summary(tmp_path, capsys):
     """Asking for more frequencies than a 1-mode model has: the run succeeds, and the
     warning is on stderr and in summary.md's warnings section, with the case numbers."""
-    text = SMALL.replace("n_frequencies = 2", "n_frequencies = 3").replace("modes = [1, 2, 4]", "modes = [1]")
+    text = (
+        SMALL.replace("n_frequencies = 2", "n_frequencies = 3")
+        .replace("modes = [1, 2, 4]", "modes = [1]")
+        .replace('kind = "convergence"', 'kind = "frequencies"')
+    )
     assert run_cli("run", str(write(tmp_path, text)), "--output", str(tmp_path / "out")) == 0
     err = capsys.readouterr().err
     assert (

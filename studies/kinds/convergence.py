@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import ConfigDict, PositiveInt
 
 from studies.discretizations import BACKENDS, per_case
-from studies.kinds.frequencies import Frequencies, FrequencyAnalysis
+from studies.kinds.frequencies import Frequencies, FrequencyAnalysis, frequency_rows
 from studies.plots import convergence_plot
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
@@ -46,6 +46,9 @@ class Convergence(Frequencies):
 
     name = "convergence"
     analysis_schema = ConvergenceAnalysis
+
+    def run_case(self, arm, case, analysis):
+        return frequency_rows(arm, case, analysis, warn_short=False)
 
     def tables(self, results, arm, analysis):
         return {

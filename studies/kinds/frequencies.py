@@ -27,13 +27,17 @@ class FrequencyAnalysis(BaseModel):
     n_frequencies: PositiveInt = 5
 
 
-def frequency_rows(arm: Arm, case: Case, analysis: FrequencyAnalysis) -> list[dict[str, Any]]:
+def frequency_rows(
+    arm: Arm, case: Case, analysis: FrequencyAnalysis, warn_short: bool = True
+) -> list[dict[str, Any]]:
+    """Rows (one per mode) of one case; ``warn_short``: warn when the model has fewer
+    frequencies than asked for (a convergence sweep expects that of its small cases)."""
     joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
     model = case.discretization.build(arm, reference=joints)
     q = model.home()
     q[: arm.n_joints] = joints
     omega = model.natural_frequencies(q, analysis.joints)
-    if omega.size < analysis.n_frequencies:
+    if warn_short and omega.size < analysis.n_frequencies:
         warnings.warn(
             f"analysis.n_frequencies: {case.discretization.label} has {omega.size} frequencies "
             f"({analysis.joints} joints), fewer than the {analysis.n_frequencies} asked for",
