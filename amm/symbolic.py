@@ -240,16 +240,30 @@ def _symmetric(m: int, entry) -> sp.Matrix:
     return out
 
 
-def _derivatives(M: sp.Matrix, q: tuple) -> tuple:
-    """∂M/∂q_k for every k, entry by entry on the upper triangle (M is symmetric)."""
-    n = len(q)
-    free = {(i, j): M[i, j].free_symbols for i in range(n) for j in range(i, n)}
+def _diff(matrix: sp.Matrix, x: sp.Symbol) -> sp.Matrix | None:
+    """∂matrix/∂x entry by entry (None when no entry depends on x)."""
+    out = sp.zeros(*matrix.shape)
+    found = False
+    for index, entry in enumerate(matrix):
+        if x in entry.free_symbols:
+            out[index] = entry.diff(x)
+            found = True
+    return out if found else None
+
+
+def _derivatives(bodies: list, q: tuple, n: int) -> tuple:
+    """∂M/∂q_k = Σ_b (Xᵀ + X + J_bᵀ ∂M_b/∂q_k J_b), X = J_bᵀ M_b ∂J_b/∂q_k: differentiated
+    through the body Jacobians and mass matrices, not through the assembled (larger) M."""
     out = []
     for qk in q:
         D = sp.zeros(n, n)
-        for (i, j), symbols in free.items():
-            if qk in symbols:
-                D[i, j] = D[j, i] = M[i, j].diff(qk)
+        for J, Mb in bodies:
+            dJ, dMb = _diff(J, qk), _diff(Mb, qk)
+            if dJ is not None:
+                X = J.T * (Mb * dJ)
+                D += X + X.T
+            if dMb is not None:
+                D += J.T * dMb * J
         out.append(sp.ImmutableMatrix(D))
     return tuple(out)
 
@@ -317,11 +331,14 @@ def derive(
         if mass != 0:
             M += mass * (Jv.T * Jv)
             V -= mass * (g.T * position)[0]
+            bodies.append((Jv, mass * sp.eye(2)))
         if inertia != 0:
             M += inertia * (Jw.T * Jw)
+            bodies.append((Jw, sp.Matrix([[inertia]])))
 
     # Velocities are kept in the axes of the link that carries them, so that only the relative
     # angles (q_i and the tip rotations) appear in M, as in the textbook forms.
+    bodies = []  # (J, M_b) of every body whose J or M_b depends on q, for ∂M/∂q
     angle = sp.S.Zero  # absolute angle of the previous tip frame (gravity, positions)
     p = sp.zeros(2, 1)
     Jv = sp.zeros(2, n)  # velocity of the previous tip point, in the previous link's axes
@@ -432,6 +449,7 @@ def derive(
             Jb[2, :] = Jw_link
             Jb[3:, cols] = sp.eye(m)
             M += Jb.T * Mb * Jb
+            bodies.append((Jb, Mb))
             V -= mass * (g.T * p)[0] + (g.T * R * sp.Matrix([first_x, Sy]))[0]
             K[cols, cols] = EI * Kc
             if basis.frame == "pinned":
@@ -509,7 +527,7 @@ def derive(
             )
 
     M = sp.ImmutableMatrix(M)
-    dM = _derivatives(M, q)
+    dM = _derivatives(bodies, q, n)
     C = sp.zeros(n, n)
     for i in range(n):
         for j in range(n):
