@@ -125,7 +125,7 @@ class SymbolicEOM:
     def latex(self) -> str:
         """Paper-ready LaTeX: one ``align`` block per matrix (non-zero entries, lower
         triangle for symmetric ones) and the definitions of the symbols."""
-        names = {s: sp.Symbol(_latex_name(str(s))) for s in (*self.q, *self.qd)}
+        names = {s: _latex_name(str(s)) for s in (*self.q, *self.qd, *self.values)}
         parts = []
         for label, matrix, symmetric in (
             ("M", self.M, True),
@@ -143,11 +143,11 @@ class SymbolicEOM:
                     entry = matrix[i, j]
                     if entry == 0:
                         continue
-                    index = f"{i + 1}" if matrix.cols == 1 else f"{i + 1}{j + 1}"
-                    lines.append(f"{label}_{{{index}}} &= {sp.latex(entry.xreplace(names))}")
+                    index = f"{i + 1}" if label == "G" else f"{i + 1},{j + 1}"
+                    lines.append(f"{label}_{{{index}}} &= {sp.latex(entry, symbol_names=names)}")
             if lines:
                 parts.append("\\begin{align}\n" + " \\\\\n".join(lines) + "\n\\end{align}")
-        defs = [f"{sp.latex(s)} &= {text}" for s, text in self.definitions.items()]
+        defs = [f"{names[s]} &: {text}" for s, text in self.definitions.items()]
         if defs:
             parts.append("\\begin{align*}\n" + " \\\\\n".join(defs) + "\n\\end{align*}")
         return "\n\n".join(parts) + "\n"
@@ -202,13 +202,35 @@ class SymbolicEOM:
         return path
 
 
+_LATEX_PATTERNS = (
+    (r"theta(\d+)", r"\\theta_{\1}"),
+    (r"([wv])(\d+)_(\d+)", r"\1_{\2,\3}"),
+    (r"rhoA(\d+)", r"(\\rho A)_{\1}"),
+    (r"EI(\d+)", r"(EI)_{\1}"),
+    (r"phiL(\d+)_(\d+)", r"\\phi_{\1,\2}(L_{\1})"),
+    (r"dphiL(\d+)_(\d+)", r"\\phi'_{\1,\2}(L_{\1})"),
+    (r"dphi0(\d+)_(\d+)", r"\\phi'_{\1,\2}(0)"),
+    (r"phi(\d)(\d+)_(\d+)", r"\\phi_{\1,\3}(s_{\1\2})"),
+    (r"dphi(\d)(\d+)_(\d+)", r"\\phi'_{\1,\3}(s_{\1\2})"),
+    (r"([A-Za-z]+?)(\d+)_(\d+)", r"\1_{\2,\3}"),
+    (r"(lcy|lc|mh|Jh|Jr|Jp|mp|bv|[A-Za-z])(\d+)", r"\1_{\2}"),
+    (r"g([xy])", r"g_{\1}"),
+    (r"([mJ])p", r"\1_p"),
+)
+
+
 def _latex_name(name: str) -> str:
+    """LaTeX for a coordinate, rate or parameter name (``w1_2_dot`` → ``\\dot{w}_{1,2}``)."""
+    import re
+
     if name.endswith("_dot"):
-        return "\\dot{" + _latex_name(name[:-4]) + "}"
-    if name.startswith("theta"):
-        return f"\\theta_{{{name[5:]}}}"
-    base, _, rest = name.partition("_")
-    return f"{base[0]}_{{{base[1:]}{rest}}}" if rest else name
+        inner = _latex_name(name[:-4])
+        head, _, tail = inner.partition("_")
+        return f"\\dot{{{head}}}_{tail}" if tail else f"\\dot{{{inner}}}"
+    for pattern, replacement in _LATEX_PATTERNS:
+        if re.fullmatch(pattern, name):
+            return re.sub(pattern, replacement, name)
+    return name
 
 
 class _Parameters:
@@ -219,7 +241,9 @@ class _Parameters:
         self.values: dict = {}
         self.definitions: dict = {}
 
-    def __call__(self, name: str, value: float, definition: str, named: bool | None = None):
+    def __call__(
+        self, name: str, value: float, definition: str, named: bool | None = None, math: bool = False
+    ):
         value = float(value)
         if value == 0.0:
             return sp.S.Zero
@@ -227,7 +251,7 @@ class _Parameters:
             return sp.Float(value, 17)
         symbol = sp.Symbol(name, real=True)
         self.values[symbol] = value
-        self.definitions[symbol] = definition
+        self.definitions[symbol] = definition if math else f"\\text{{{definition}}}"
         return symbol
 
 
@@ -361,8 +385,10 @@ def derive(
             m = basis.n
             delta = sp.Matrix(q[cols])
 
-            def const(name, value, definition, number=number):
-                return P(name, value, definition, named=modal)
+            def const(name, value, definition):
+                # ",k}" in a definition stands for the mode number, the name's last index
+                definition = definition.replace(",k}", f",{name.rsplit('_', 1)[1]}}}")
+                return P(name, value, definition, named=modal, math=True)
 
             rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
             EI = P(f"EI{number}", link.EI, f"bending stiffness of link {number} [N m$^2$]")

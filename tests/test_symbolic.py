@@ -234,5 +234,5 @@ def test_latex_has_an_align_block_per_matrix_and_the_definitions():
     text = derive(_rigid_flexible(), modes=1).latex()
     # M, C, K and B; D and G are zero for this arm (no damping, no gravity) and get no block.
     assert text.count("\\begin{align}") == 4
-    assert "M_{11} &=" in text and "K_{33} &=" in text and "\\begin{align*}" in text
-    assert "a_{2" in text and "\\int_0^L" in text
+    assert "M_{1,1} &=" in text and "K_{3,3} &= (EI)_{2} k_{2,11}" in text and "\\begin{align*}" in text
+    assert "a_{2,1} &: \\int_0^L \\phi_{2,1}\\,ds" in text and "m_p &: \\text{payload mass [kg]}" in text
