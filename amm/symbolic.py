@@ -6,7 +6,11 @@ formulation as :mod:`core.flexible_body` (planar case), body by body::
 
     M(q) = Σ_b J_bᵀ M_b(δ) J_b,     C_ij = Σ_k ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i) q̇_k
 
-so Ṁ − 2C is skew by construction. A flexible link's body velocity is
+so Ṁ − 2C is skew by construction. ∂M/∂q_k is differentiated through the
+(small) body Jacobians and body mass matrices, Σ_b (Xᵀ + X + J_bᵀ ∂M_b/∂q_k J_b)
+with X = J_bᵀ M_b ∂J_b/∂q_k, not through the assembled M. Velocities are kept in
+the axes of the link carrying them, so M holds only relative angles (q_i and the
+tip rotations), as the textbook forms do. A flexible link's body velocity is
 ν = (v_x, v_y, ω, δ̇) in beam-frame axes and its planar body mass matrix is
 
     M_b = [[ m     0      −S_y(δ)   0    ],
