@@ -561,10 +561,13 @@ def derive(
     C = sp.zeros(n, n)
     for i in range(n):
         for j in range(n):
-            C[i, j] = sum(
-                (sp.Rational(1, 2) * (dM[k][i, j] + dM[j][i, k] - dM[i][j, k]) * qd[k] for k in range(n)),
-                sp.S.Zero,
-            )
+            # One Add of the non-zero Christoffel terms (an incremental sum re-flattens n times).
+            terms = []
+            for k in range(n):
+                symbol = dM[k][i, j] + dM[j][i, k] - dM[i][j, k]
+                if symbol != 0:
+                    terms.append(symbol * qd[k])
+            C[i, j] = sp.Add(*terms) / 2
     V_elastic = (qv.T * K * qv)[0] / 2
     G = sp.Matrix([V]).jacobian(qv).T
     return SymbolicEOM(
