@@ -296,6 +296,11 @@ def _derivatives(bodies: list, q: tuple, n: int) -> tuple:
     return tuple(out)
 
 
+def _cse(expressions):
+    """sympy.cse without canonical ordering of the terms (several times faster on large M, ∂M/∂q)."""
+    return sp.cse(expressions, order="none")
+
+
 def _rotation(angle) -> sp.Matrix:
     c, s = sp.cos(angle), sp.sin(angle)
     return sp.Matrix([[c, -s], [s, c]])
@@ -609,11 +614,15 @@ class SymbolicModel(Model):
         n = len(eom.q)
         derivatives = sp.Matrix.vstack(*eom.dM) if n else eom.M
         frames = sp.Matrix([[x, y, a] for x, y, a in eom.frames])
+        # The parameters are arguments (their numbers passed at each call), not substituted:
+        # rebuilding the large expressions with floats costs more than the cse itself.
+        parameters = list(eom.values)
+        self._parameters = np.array([eom.values[p] for p in parameters], dtype=float)
         self._terms = sp.lambdify(
-            [list(eom.q)],
-            [eom.numeric(e) for e in (eom.M, derivatives, eom.G, eom.tip, frames, sp.Matrix([eom.V]))],
+            [list(eom.q), parameters],
+            [eom.M, derivatives, eom.G, eom.tip, frames, sp.Matrix([eom.V])],
             modules="numpy",
-            cse=True,
+            cse=_cse,
         )
         self._K = np.array(eom.numeric(eom.K).tolist(), dtype=float).reshape(n, n)
         self._D = np.array(eom.numeric(eom.D).tolist(), dtype=float).reshape(n, n)
@@ -637,7 +646,7 @@ class SymbolicModel(Model):
             raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
         key = q.tobytes()
         if self._last[0] != key:  # M, ∂M/∂q and G are asked for at the same q in a step
-            self._last = (key, self._terms(q))
+            self._last = (key, self._terms(q, self._parameters))
         return self._last[1]
 
     def mass_matrix(self, q) -> np.ndarray:
