@@ -1,0 +1,706 @@
+"""Symbolic equations of motion of planar arms (assumed modes), issue 16.
+
+:func:`derive` builds M, C, K, D, G and B of a planar arm as sympy matrices in
+the engine's coordinates (``theta1``, ``w1_1``…) with the same floating-frame
+formulation as :mod:`core.flexible_body` (planar case), body by body::
+
+    M(q) = Σ_b J_bᵀ M_b(δ) J_b,     C_ij = Σ_k ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i) q̇_k
+
+so Ṁ − 2C is skew by construction. ∂M/∂q_k is differentiated through the
+(small) body Jacobians and body mass matrices, Σ_b (Xᵀ + X + J_bᵀ ∂M_b/∂q_k J_b)
+with X = J_bᵀ M_b ∂J_b/∂q_k, not through the assembled M. Velocities are kept in
+the axes of the link carrying them, so M holds only relative angles (q_i and the
+tip rotations), as the textbook forms do. A flexible link's body velocity is
+ν = (v_x, v_y, ω, δ̇) in beam-frame axes and its planar body mass matrix is
+
+    M_b = [[ m     0      −S_y(δ)   0    ],
+           [ 0     m       S_x      Aᵀ   ],
+           [ −S_y  S_x     I(δ)     cᵀ   ],
+           [ 0     A       c        M_δδ ]]
+
+with S_x = ρA L²/2 + Σ m_j s_j, S_y = A·δ, A = ρA a + Σ m_j φ(s_j),
+I(δ) = ρA L³/3 + Σ m_j s_j² + δᵀ(ρA N + Σ m_j φ(s_j)φ(s_j)ᵀ)δ + Σ J_j (the
+second-order term in δ the engine keeps), c = ρA b + Σ m_j s_j φ(s_j) + Σ J_j φ'(s_j),
+M_δδ = ρA N + Σ (m_j φφᵀ + J_j φ'φ'ᵀ)(s_j).
+
+Parameters and modal constants
+------------------------------
+The :class:`~core.arm.Arm` validation accepts numbers only, so the arm is given
+with numbers and ``symbols=True`` (default) replaces every scalar parameter by a
+named symbol (``L1``, ``rhoA1``, ``EI1``, ``m1``, ``lc1``, ``I1``, ``mh2``,
+``Jh2``, ``Jr1`` (motor inertia × gear ratio²), ``mp``, ``Jp``, ``gx``, ``gy``,
+``bv1``…), its number kept in :attr:`SymbolicEOM.values`. With
+``constants="symbols"`` the modal constants of link i are symbols as well
+(defined in :attr:`SymbolicEOM.definitions`, all on the physical link,
+s ∈ [0, L_i]): ``a{i}_{k}`` = ∫φ_k ds, ``b{i}_{k}`` = ∫sφ_k ds,
+``N{i}_{k}{l}`` = ∫φ_kφ_l ds, ``k{i}_{k}{l}`` = ∫φ_k''φ_l'' ds, ``phiL{i}_{k}`` =
+φ_k(L), ``dphiL{i}_{k}`` = φ_k'(L), ``dphi0{i}_{k}`` = φ_k'(0) (pinned frames),
+``phi{i}{j}_{k}``, ``dphi{i}{j}_{k}`` = φ_k, φ_k' at lumped mass j; with
+``constants="numeric"`` they are the numbers of :mod:`shapes`. Zero parameters
+(no hub, no payload…) drop their terms.
+
+Limits: planar arms only (``Arm.is_planar``); Coulomb friction is evaluated
+numerically by :meth:`SymbolicEOM.to_numeric` (the smooth model of the engine);
+modal structural damping enters D as numbers (it needs an eigendecomposition).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import sympy as sp
+
+from amm.model import AssumedModesModel
+from core.arm import Arm
+from core.engine import COULOMB_VELOCITY
+from core.model import Model
+
+__all__ = ["SymbolicEOM", "SymbolicModel", "derive"]
+
+
+@dataclass(frozen=True)
+class SymbolicEOM:
+    """Equations of motion M q̈ + C q̇ + D q̇ + K q + G = B τ of a planar arm, as sympy.
+
+    Attributes
+    ----------
+    arm : Arm
+    coordinates : tuple of str
+        Engine coordinate names, joints first.
+    q, qd : tuple of sympy.Symbol
+        Coordinates and rates (``theta1_dot``…).
+    M, C, K, D, G, B : sympy.ImmutableMatrix
+        Shapes (n, n), (n, n), (n, n), (n, n), (n, 1), (n, n_joints).
+    dM : tuple of sympy.ImmutableMatrix
+        ∂M/∂q_k, k = 0..n-1.
+    V : sympy.Expr
+        Potential energy (elastic + gravity) [J].
+    tip : sympy.ImmutableMatrix
+        Base-frame (x, y) of the tip of the last link [m].
+    frames : tuple
+        Per link (x, y, angle) of the link frame (sympy).
+    values : mapping Symbol → float
+        Number of every parameter and constant symbol.
+    definitions : mapping Symbol → str
+        What each symbol is (LaTeX-ready text).
+    model : AssumedModesModel
+        The engine model of the same arm and shapes (bases, damping).
+    seconds : float
+        Generation wall time [s].
+    """
+
+    arm: Arm
+    coordinates: tuple[str, ...]
+    q: tuple
+    qd: tuple
+    M: sp.ImmutableMatrix
+    C: sp.ImmutableMatrix
+    K: sp.ImmutableMatrix
+    D: sp.ImmutableMatrix
+    G: sp.ImmutableMatrix
+    B: sp.ImmutableMatrix
+    dM: tuple
+    V: sp.Expr
+    tip: sp.ImmutableMatrix
+    frames: tuple
+    values: Mapping = field(repr=False)
+    definitions: Mapping = field(repr=False)
+    model: AssumedModesModel = field(repr=False)
+    seconds: float = 0.0
+    options: Mapping = field(default_factory=dict, repr=False)  # derive()'s constants, symbols
+
+    @property
+    def n_joints(self) -> int:
+        return self.arm.n_joints
+
+    def numeric(self, expr):
+        """``expr`` with every parameter symbol replaced by its number."""
+        subs = {s: sp.Float(v, 17) for s, v in self.values.items()}
+        return expr.xreplace(subs)
+
+    def to_numeric(self) -> SymbolicModel:
+        """A :class:`core.model.Model` evaluating lambdified (cse'd) numpy code."""
+        return SymbolicModel(self)
+
+    def latex(self) -> str:
+        """Paper-ready LaTeX: one ``align`` block per matrix (non-zero entries, lower
+        triangle for symmetric ones) and the definitions of the symbols."""
+        names = {s: _latex_name(str(s)) for s in (*self.q, *self.qd, *self.values)}
+        parts = []
+        for label, matrix, symmetric in (
+            ("M", self.M, True),
+            ("C", self.C, False),
+            ("K", self.K, True),
+            ("D", self.D, True),
+            ("G", self.G, False),
+            ("B", self.B, False),
+        ):
+            lines = []
+            for i in range(matrix.rows):
+                for j in range(matrix.cols):
+                    if symmetric and j > i:
+                        continue
+                    entry = matrix[i, j]
+                    if entry == 0:
+                        continue
+                    index = f"{i + 1}" if label == "G" else f"{i + 1},{j + 1}"
+                    lines.append(f"{label}_{{{index}}} &= {sp.latex(entry, symbol_names=names)}")
+            if lines:
+                parts.append("\\begin{align}\n" + " \\\\\n".join(lines) + "\n\\end{align}")
+        defs = [f"{names[s]} &: {text}" for s, text in self.definitions.items()]
+        if defs:
+            parts.append("\\begin{align*}\n" + " \\\\\n".join(defs) + "\n\\end{align*}")
+        return "\n\n".join(parts) + "\n"
+
+    def to_python(self, path: str | Path) -> Path:
+        """Write a standalone module (numpy only) with ``mass_matrix(q)``,
+        ``mass_matrix_derivatives(q)``, ``gravity_forces(q)``, ``coriolis_matrix(q, qd)``,
+        ``stiffness_matrix()``, ``damping_matrix()``, ``input_matrix()``, ``tip_position(q)``
+        and ``COORDINATES``; returns the path."""
+        from sympy.printing.numpy import NumPyPrinter
+
+        printer = NumPyPrinter({"fully_qualified_modules": True})
+        qs, qds = sp.IndexedBase("q"), sp.IndexedBase("qd")
+        to_q = {s: qs[i] for i, s in enumerate(self.q)} | {s: qds[i] for i, s in enumerate(self.qd)}
+        n = len(self.q)
+        lines = [
+            f'"""Equations of motion generated by amm.symbolic for {len(self.q)} coordinates."""',
+            "",
+            "import numpy",
+            "",
+            f"COORDINATES = {self.coordinates!r}",
+            "",
+        ]
+
+        def function(name, args, exprs, shapes):
+            exprs = [self.numeric(e).xreplace(to_q) for e in exprs]
+            replacements, reduced = sp.cse(exprs)
+            out = [f"def {name}({args}):"]
+            for sym, value in replacements:
+                out.append(f"    {sym} = {printer.doprint(value)}")
+            results = []
+            for k, (expr, shape) in enumerate(zip(reduced, shapes, strict=True)):
+                out.append(f"    r{k} = numpy.array({printer.doprint(expr.tolist())}, dtype=float)")
+                results.append(f"r{k}.reshape({shape})")
+            out.append(f"    return {', '.join(results)}" if len(results) > 1 else f"    return {results[0]}")
+            return [*out, "", ""]
+
+        lines += function("mass_matrix", "q", [self.M], [(n, n)])
+        derivatives = sp.Matrix.vstack(*self.dM) if n else self.M
+        lines += function("mass_matrix_derivatives", "q", [derivatives], [(n, n, n)])
+        lines += function("gravity_forces", "q", [self.G], [(n,)])
+        lines += function("coriolis_matrix", "q, qd", [self.C], [(n, n)])
+        lines += function("tip_position", "q", [self.tip], [(2,)])
+        for name, matrix in (
+            ("stiffness_matrix", self.K),
+            ("damping_matrix", self.D),
+            ("input_matrix", self.B),
+        ):
+            lines += function(name, "", [matrix], [matrix.shape])
+        path = Path(path)
+        path.write_text("\n".join(lines).rstrip() + "\n")
+        return path
+
+
+_LATEX_PATTERNS = (
+    (r"theta(\d+)", r"\\theta_{\1}"),
+    (r"([wv])(\d+)_(\d+)", r"\1_{\2,\3}"),
+    (r"rhoA(\d+)", r"(\\rho A)_{\1}"),
+    (r"EI(\d+)", r"(EI)_{\1}"),
+    (r"phiL(\d+)_(\d+)", r"\\phi_{\1,\2}(L_{\1})"),
+    (r"dphiL(\d+)_(\d+)", r"\\phi'_{\1,\2}(L_{\1})"),
+    (r"dphi0(\d+)_(\d+)", r"\\phi'_{\1,\2}(0)"),
+    (r"phi(\d)(\d+)_(\d+)", r"\\phi_{\1,\3}(s_{\1\2})"),
+    (r"dphi(\d)(\d+)_(\d+)", r"\\phi'_{\1,\3}(s_{\1\2})"),
+    (r"([A-Za-z]+?)(\d+)_(\d+)", r"\1_{\2,\3}"),
+    (r"(lcy|lc|mh|Jh|Jr|Jp|mp|bv|[A-Za-z])(\d+)", r"\1_{\2}"),
+    (r"g([xy])", r"g_{\1}"),
+    (r"([mJ])p", r"\1_p"),
+)
+
+
+def _latex_name(name: str) -> str:
+    """LaTeX for a coordinate, rate or parameter name (``w1_2_dot`` → ``\\dot{w}_{1,2}``)."""
+    import re
+
+    if name.endswith("_dot"):
+        inner = _latex_name(name[:-4])
+        head, _, tail = inner.partition("_")
+        return f"\\dot{{{head}}}_{tail}" if tail else f"\\dot{{{inner}}}"
+    for pattern, replacement in _LATEX_PATTERNS:
+        if re.fullmatch(pattern, name):
+            return re.sub(pattern, replacement, name)
+    return name
+
+
+class _Parameters:
+    """Named symbols with their numbers, or plain numbers (``symbols=False``)."""
+
+    def __init__(self, symbols: bool) -> None:
+        self.symbols = symbols
+        self.values: dict = {}
+        self.definitions: dict = {}
+
+    def __call__(
+        self, name: str, value: float, definition: str, named: bool | None = None, math: bool = False
+    ):
+        value = float(value)
+        if value == 0.0:
+            return sp.S.Zero
+        if not (self.symbols if named is None else named):
+            return sp.Float(value, 17)
+        symbol = sp.Symbol(name, real=True)
+        self.values[symbol] = value
+        self.definitions[symbol] = definition if math else f"\\text{{{definition}}}"
+        return symbol
+
+
+def _symmetric(m: int, entry) -> sp.Matrix:
+    """Symmetric m × m matrix from ``entry(r, c)`` called for r <= c."""
+    out = sp.zeros(m, m)
+    for r in range(m):
+        for c in range(r, m):
+            out[r, c] = out[c, r] = entry(r, c)
+    return out
+
+
+def _diff(matrix: sp.Matrix, x: sp.Symbol) -> sp.Matrix | None:
+    """∂matrix/∂x entry by entry (None when no entry depends on x)."""
+    out = sp.zeros(*matrix.shape)
+    found = False
+    for index, entry in enumerate(matrix):
+        if x in entry.free_symbols:
+            out[index] = entry.diff(x)
+            found = True
+    return out if found else None
+
+
+def _derivatives(bodies: list, q: tuple, n: int) -> tuple:
+    """∂M/∂q_k = Σ_b (Xᵀ + X + J_bᵀ ∂M_b/∂q_k J_b), X = J_bᵀ M_b ∂J_b/∂q_k: differentiated
+    through the body Jacobians and mass matrices, not through the assembled (larger) M."""
+    out = []
+    for qk in q:
+        D = sp.zeros(n, n)
+        for J, Mb in bodies:
+            dJ, dMb = _diff(J, qk), _diff(Mb, qk)
+            if dJ is not None:
+                X = J.T * (Mb * dJ)
+                D += X + X.T
+            if dMb is not None:
+                D += J.T * dMb * J
+        out.append(sp.ImmutableMatrix(D))
+    return tuple(out)
+
+
+def _cse(expressions):
+    """sympy.cse without canonical ordering of the terms (several times faster on large M, ∂M/∂q)."""
+    return sp.cse(expressions, order="none")
+
+
+def _rotation(angle) -> sp.Matrix:
+    c, s = sp.cos(angle), sp.sin(angle)
+    return sp.Matrix([[c, -s], [s, c]])
+
+
+def derive(
+    arm: Arm,
+    shape: str = "clamped-free",
+    modes: int = 2,
+    shapes: Mapping[int, tuple] | None = None,
+    constants: Literal["symbols", "numeric"] = "symbols",
+    symbols: bool = True,
+) -> SymbolicEOM:
+    """Symbolic equations of motion of a planar arm (see the module docstring).
+
+    Parameters
+    ----------
+    arm : Arm
+        A planar arm (``Arm.planar``): any sequence of rigid and flexible links.
+    shape, modes, shapes
+        Shape family and modes per flexible link, as :class:`amm.AssumedModesModel`.
+    constants : {"symbols", "numeric"}
+        Modal constants as named symbols or as the numbers of :mod:`shapes`.
+    symbols : bool
+        Physical parameters as named symbols (numbers in ``values``) or as numbers.
+
+    Returns
+    -------
+    SymbolicEOM
+    """
+    if not isinstance(arm, Arm):
+        raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
+    if not arm.is_planar:
+        raise ValueError("arm: is_planar must be True (amm.symbolic derives planar arms only), got False")
+    if constants not in ("symbols", "numeric"):
+        raise ValueError(f"constants must be 'symbols' or 'numeric', got {constants!r}")
+    start = time.perf_counter()
+    engine = AssumedModesModel(arm, shape=shape, modes=modes, shapes=shapes)
+    P = _Parameters(bool(symbols))
+    modal = constants == "symbols"
+    coordinates = engine.coordinates
+    q = tuple(sp.Symbol(name, real=True) for name in coordinates)
+    qd = tuple(sp.Symbol(f"{name}_dot", real=True) for name in coordinates)
+    n, nj = len(q), arm.n_joints
+    qv = sp.Matrix(q)
+
+    M = sp.zeros(n, n)
+    K = sp.zeros(n, n)
+    D = sp.zeros(n, n)
+    B = sp.zeros(n, nj)
+    B[:nj, :nj] = sp.eye(nj)
+    V = sp.S.Zero
+    gx = P("gx", arm.gravity[0], "gravity along base $x$ [m/s$^2$]")
+    gy = P("gy", arm.gravity[1], "gravity along base $y$ [m/s$^2$]")
+    g = sp.Matrix([gx, gy])
+
+    def rigid_body(position, Jv, Jw, mass, inertia):
+        """Jᵀ M J and the gravity potential of a rigid body: mass at ``position`` (base frame)
+        whose velocity is Jv q̇ (in any axes: |v|² does not depend on them), rate Jw q̇."""
+        nonlocal M, V
+        if mass != 0:
+            M += mass * (Jv.T * Jv)
+            V -= mass * (g.T * position)[0]
+            bodies.append((Jv, mass * sp.eye(2)))
+        if inertia != 0:
+            M += inertia * (Jw.T * Jw)
+            bodies.append((Jw, sp.Matrix([[inertia]])))
+
+    # Velocities are kept in the axes of the link that carries them, so that only the relative
+    # angles (q_i and the tip rotations) appear in M, as in the textbook forms.
+    bodies = []  # (J, M_b) of every body whose J or M_b depends on q, for ∂M/∂q
+    angle = sp.S.Zero  # absolute angle of the previous tip frame (gravity, positions)
+    p = sp.zeros(2, 1)
+    Jv = sp.zeros(2, n)  # velocity of the previous tip point, in the previous link's axes
+    Jw = sp.zeros(1, n)  # angular velocity of the previous tip frame
+    turn = sp.S.Zero  # angle from the previous link's axes to its tip frame
+    frames = []
+    for i, (joint, link) in enumerate(zip(arm.joints, arm.links, strict=True)):
+        number = i + 1
+        link_angle = angle + q[i] + joint.theta_offset
+        R = _rotation(link_angle)
+        frames.append((p[0], p[1], link_angle))
+        Jv_link = _rotation(turn + q[i] + joint.theta_offset).T * Jv  # link-frame origin, link axes
+        Jw_link = Jw.copy()
+        Jw_link[i] += 1
+        hub_rate = Jw_link.copy()  # previous tip rate plus the actuated rate (pinned: + φ'(0)δ̇)
+        L = P(f"L{number}", link.length, f"length of link {number} [m]")
+        if link.is_flexible:
+            basis = engine.bases[number]
+            cols = engine.flex_columns[number]
+            m = basis.n
+            delta = sp.Matrix(q[cols])
+
+            def const(name, value, definition):
+                # ",k}" in a definition stands for the mode number, the name's last index
+                definition = definition.replace(",k}", f",{name.rsplit('_', 1)[1]}}}")
+                return P(name, value, definition, named=modal, math=True)
+
+            rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
+            EI = P(f"EI{number}", link.EI, f"bending stiffness of link {number} [N m$^2$]")
+            tag = f"\\phi_{{{number},k}}"  # k: the mode number in the symbol's name
+            a = sp.Matrix(
+                [const(f"a{number}_{k + 1}", basis.first[k], f"\\int_0^L {tag}\\,ds") for k in range(m)]
+            )
+            b = sp.Matrix(
+                [const(f"b{number}_{k + 1}", basis.moment[k], f"\\int_0^L s{tag}\\,ds") for k in range(m)]
+            )
+            N = _symmetric(
+                m,
+                lambda r, c, i=number, v=basis.mass: const(
+                    f"N{i}_{r + 1}{c + 1}",
+                    v[r, c],
+                    f"\\int_0^L \\phi_{{{i},{r + 1}}}\\phi_{{{i},{c + 1}}}\\,ds",
+                ),
+            )
+            Kc = _symmetric(
+                m,
+                lambda r, c, i=number, v=basis.stiffness: const(
+                    f"k{i}_{r + 1}{c + 1}",
+                    v[r, c],
+                    f"\\int_0^L \\phi''_{{{i},{r + 1}}}\\phi''_{{{i},{c + 1}}}\\,ds",
+                ),
+            )
+            phiL = sp.Matrix(
+                [const(f"phiL{number}_{k + 1}", basis.tip_value[k], f"{tag}(L)") for k in range(m)]
+            )
+            dphiL = sp.Matrix(
+                [const(f"dphiL{number}_{k + 1}", basis.tip_slope[k], f"{tag}'(L)") for k in range(m)]
+            )
+            # Lumped masses: values and slopes of the shapes where they sit.
+            first_x = rho * L**2 / 2
+            second_x = rho * L**3 / 3
+            A = rho * a
+            c = rho * b
+            Nm = rho * N
+            Mdd = rho * N
+            mass = rho * L
+            J_sum = sp.S.Zero
+            if link.lumped_masses:
+                positions = np.array([lm.position for lm in link.lumped_masses])
+                values, slopes = basis.evaluate(positions)
+            for j, lumped in enumerate(link.lumped_masses, start=1):
+                s = P(f"s{number}{j}", lumped.position, f"position of lumped mass {j} on link {number} [m]")
+                mj = P(f"m{number}{j}", lumped.mass, f"lumped mass {j} on link {number} [kg]")
+                Jj = P(f"J{number}{j}", lumped.inertia, f"rotary inertia of lumped mass {j} [kg m$^2$]")
+                phi = sp.Matrix(
+                    [
+                        const(f"phi{number}{j}_{k + 1}", values[k, j - 1], f"{tag}(s_{{{number}{j}}})")
+                        for k in range(m)
+                    ]
+                )
+                dphi = sp.Matrix(
+                    [
+                        const(f"dphi{number}{j}_{k + 1}", slopes[k, j - 1], f"{tag}'(s_{{{number}{j}}})")
+                        for k in range(m)
+                    ]
+                )
+                first_x += mj * s
+                second_x += mj * s**2
+                A += mj * phi
+                c += mj * s * phi + Jj * dphi
+                Nm += mj * phi * phi.T
+                Mdd += mj * phi * phi.T + Jj * dphi * dphi.T
+                mass += mj
+                J_sum += Jj
+            Sy = (A.T * delta)[0]
+            # The δ-quadratic inertia takes ∫φφᵀ dm only: rotary inertia enters through Ψ (first order).
+            inertia = second_x + (delta.T * Nm * delta)[0] + J_sum
+            Mb = sp.zeros(3 + m, 3 + m)
+            Mb[0, 0] = Mb[1, 1] = mass
+            Mb[0, 2] = Mb[2, 0] = -Sy
+            Mb[1, 2] = Mb[2, 1] = first_x
+            Mb[2, 2] = inertia
+            Mb[1, 3:] = A.T
+            Mb[3:, 1] = A
+            Mb[2, 3:] = c.T
+            Mb[3:, 2] = c
+            Mb[3:, 3:] = Mdd
+            Jb = sp.zeros(3 + m, n)
+            Jb[0:2, :] = Jv_link
+            Jb[2, :] = Jw_link
+            Jb[3:, cols] = sp.eye(m)
+            M += Jb.T * Mb * Jb
+            bodies.append((Jb, Mb))
+            V -= mass * (g.T * p)[0] + (g.T * R * sp.Matrix([first_x, Sy]))[0]
+            K[cols, cols] = EI * Kc
+            if basis.frame == "pinned":
+                dphi0 = sp.Matrix(
+                    [const(f"dphi0{number}_{k + 1}", basis.root_slope[k], f"{tag}'(0)") for k in range(m)]
+                )
+                B[cols, i] = dphi0
+                hub_rate[0, cols] = dphi0.T
+            damping = link.damping
+            if damping is not None:
+                if damping.kind == "rayleigh":
+                    D[cols, cols] = damping.alpha * Mdd + damping.beta * EI * Kc
+                else:  # modal ratios need the eigenvectors: numbers
+                    block = engine.damping_matrix(engine.home())[cols, cols]
+                    D[cols, cols] = sp.Matrix(block.tolist())
+            if arm.tip_rotation == "slope":
+                rotation = dphiL
+            else:
+                rotation = phiL / L
+            tip_turn = (rotation.T * delta)[0]
+            offset = sp.Matrix([L, (phiL.T * delta)[0]])
+            Jv_tip = Jv_link + sp.Matrix([-offset[1], offset[0]]) * Jw_link
+            Jv_tip[1, cols] += phiL.T
+            Jw_tip = Jw_link.copy()
+            Jw_tip[0, cols] += rotation.T
+        else:
+            mass = P(f"m{number}", link.mass, f"mass of link {number} [kg]")
+            com = link.com
+            cx = P(f"lc{number}", com[0], f"centre of mass of link {number} along $x_{number}$ [m]")
+            cy = P(f"lcy{number}", com[1], f"centre of mass of link {number} along $y_{number}$ [m]")
+            I = P(
+                f"I{number}",
+                link.planar_inertia,
+                f"inertia of link {number} about its centre of mass [kg m$^2$]",
+            )
+            Jv_com = Jv_link + sp.Matrix([-cy, cx]) * Jw_link
+            rigid_body(p + R * sp.Matrix([cx, cy]), Jv_com, Jw_link, mass, I)
+            tip_turn = sp.S.Zero
+            offset = sp.Matrix([L, 0])
+            Jv_tip = Jv_link + sp.Matrix([0, L]) * Jw_link
+            Jw_tip = Jw_link
+        # Hub on the joint axis at the link-frame origin, turning with joint and beam root.
+        rigid_body(
+            p, Jv_link, Jw_link, P(f"mh{number}", joint.hub_mass, f"hub mass of joint {number} [kg]"), 0
+        )
+        Jh = P(f"Jh{number}", joint.hub_inertia, f"hub inertia of joint {number} [kg m$^2$]")
+        if Jh != 0:
+            M += Jh * (hub_rate.T * hub_rate)
+        Jr = P(
+            f"Jr{number}",
+            joint.reflected_inertia,
+            f"reflected motor inertia $I_m N^2$ of joint {number} [kg m$^2$]",
+        )
+        if Jr != 0:
+            b_i = B[:, i]
+            M += Jr * (b_i * b_i.T)
+        bv = P(f"bv{number}", joint.viscous_friction, f"viscous friction of joint {number} [N m s/rad]")
+        if bv != 0:
+            D += bv * (B[:, i] * B[:, i].T)
+        p = p + R * offset
+        angle = link_angle + tip_turn
+        Jv, Jw, turn = Jv_tip, Jw_tip, tip_turn
+        payloads = []
+        if link.tip_payload is not None:
+            payloads.append((f"{number}", link.tip_payload))
+        if number == arm.n_links and arm.payload is not None:
+            payloads.append(("", arm.payload))
+        for tag_, payload in payloads:
+            rigid_body(
+                p,
+                Jv,
+                Jw,
+                P(f"mp{tag_}", payload.mass, "payload mass [kg]"),
+                P(f"Jp{tag_}", payload.planar_inertia, "payload inertia about its centre of mass [kg m$^2$]"),
+            )
+
+    M = sp.ImmutableMatrix(M)
+    dM = _derivatives(bodies, q, n)
+    C = sp.zeros(n, n)
+    for i in range(n):
+        for j in range(n):
+            # One Add of the non-zero Christoffel terms (an incremental sum re-flattens n times).
+            terms = []
+            for k in range(n):
+                symbol = dM[k][i, j] + dM[j][i, k] - dM[i][j, k]
+                if symbol != 0:
+                    terms.append(symbol * qd[k])
+            C[i, j] = sp.Add(*terms) / 2
+    V_elastic = (qv.T * K * qv)[0] / 2
+    G = sp.Matrix([V]).jacobian(qv).T
+    return SymbolicEOM(
+        arm=arm,
+        coordinates=coordinates,
+        q=q,
+        qd=qd,
+        M=M,
+        C=sp.ImmutableMatrix(C),
+        K=sp.ImmutableMatrix(K),
+        D=sp.ImmutableMatrix(D),
+        G=sp.ImmutableMatrix(G),
+        B=sp.ImmutableMatrix(B),
+        dM=dM,
+        V=V + V_elastic,
+        tip=sp.ImmutableMatrix(p),
+        frames=tuple(frames),
+        values=dict(P.values),
+        definitions=dict(P.definitions),
+        model=engine,
+        seconds=time.perf_counter() - start,
+        options={"constants": constants, "symbols": symbols},
+    )
+
+
+class SymbolicModel(Model):
+    """A :class:`core.model.Model` evaluating the generated code of a :class:`SymbolicEOM`.
+
+    M, ∂M/∂q, G, the tip position and the link frames are lambdified to numpy
+    with common subexpressions shared (``sympy.cse``); K, D and B are constant.
+    Coulomb friction follows the engine's smooth model (ε = ``coulomb_velocity``).
+    """
+
+    def __init__(self, eom: SymbolicEOM, coulomb_velocity: float = COULOMB_VELOCITY) -> None:
+        self.eom = eom
+        self.arm = eom.arm
+        self.description = f"symbolic ({eom.model.description})"
+        self.coulomb_velocity = float(coulomb_velocity)
+        self._coordinates = eom.coordinates
+        n = len(eom.q)
+        derivatives = sp.Matrix.vstack(*eom.dM) if n else eom.M
+        frames = sp.Matrix([[x, y, a] for x, y, a in eom.frames])
+        # The parameters are arguments (their numbers passed at each call), not substituted:
+        # rebuilding the large expressions with floats costs more than the cse itself.
+        parameters = list(eom.values)
+        self._parameters = np.array([eom.values[p] for p in parameters], dtype=float)
+        self._terms = sp.lambdify(
+            [list(eom.q), parameters],
+            [eom.M, derivatives, eom.G, eom.tip, frames, sp.Matrix([eom.V])],
+            modules="numpy",
+            cse=_cse,
+        )
+        self._K = np.array(eom.numeric(eom.K).tolist(), dtype=float).reshape(n, n)
+        self._D = np.array(eom.numeric(eom.D).tolist(), dtype=float).reshape(n, n)
+        self._B = np.array(eom.numeric(eom.B).tolist(), dtype=float).reshape(n, eom.n_joints)
+        self._last: tuple = (None, None)
+
+    def __repr__(self) -> str:
+        return f"SymbolicModel({self.description})"
+
+    def rebuild(self, arm: Arm) -> SymbolicModel:
+        """The equations of ``arm`` derived with the same shapes and options (see
+        :meth:`core.model.Model.rebuild`); clamped-mass ratios follow the new arm."""
+        built = self.eom.model._build_options
+        eom = derive(
+            arm, shape=built["shape"], modes=built["modes"], shapes=built["shapes"], **self.eom.options
+        )
+        return SymbolicModel(eom, self.coulomb_velocity)
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        return self._coordinates
+
+    @property
+    def n_joints(self) -> int:
+        return self.arm.n_joints
+
+    def _evaluate(self, q) -> list:
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.n_dof,):
+            raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        key = q.tobytes()
+        if self._last[0] != key:  # M, ∂M/∂q and G are asked for at the same q in a step
+            self._last = (key, self._terms(q, self._parameters))
+        return self._last[1]
+
+    def mass_matrix(self, q) -> np.ndarray:
+        return np.array(self._evaluate(q)[0], dtype=float).reshape(self.n_dof, self.n_dof)
+
+    def mass_matrix_derivatives(self, q) -> np.ndarray:
+        n = self.n_dof
+        return np.array(self._evaluate(q)[1], dtype=float).reshape(n, n, n)
+
+    def gravity_forces(self, q) -> np.ndarray:
+        return np.array(self._evaluate(q)[2], dtype=float).reshape(self.n_dof)
+
+    def stiffness_matrix(self, q) -> np.ndarray:
+        return self._K.copy()
+
+    def damping_matrix(self, q) -> np.ndarray:
+        return self._D.copy()
+
+    def input_matrix(self, q) -> np.ndarray:
+        return self._B.copy()
+
+    def friction_forces(self, q, qd) -> np.ndarray:
+        u = self._B.T @ np.asarray(qd, dtype=float)
+        coulomb = np.array([j.coulomb_friction for j in self.arm.joints])
+        return -coulomb * np.tanh(u / self.coulomb_velocity)
+
+    def potential_energy(self, q) -> float:
+        return float(np.asarray(self._evaluate(q)[5], dtype=float).reshape(-1)[0])
+
+    def tip_position(self, q) -> np.ndarray:
+        x, y = np.asarray(self._evaluate(q)[3], dtype=float).reshape(2)
+        return np.array([x, y, 0.0])
+
+    def point_position(self, link: int, s: float, q) -> np.ndarray:
+        if not (isinstance(link, (int, np.integer)) and 1 <= link <= self.arm.n_links):
+            raise ValueError(f"link must be a link number from 1 to {self.arm.n_links}, got {link!r}")
+        length = self.arm.links[link - 1].length
+        if not (np.isfinite(s) and -1e-12 * length <= s <= length * (1 + 1e-12)):
+            raise ValueError(f"s must lie in [0, {length}] on link {link}, got {s!r}")
+        x, y, angle = np.asarray(self._evaluate(q)[4], dtype=float).reshape(-1, 3)[link - 1]
+        w = 0.0
+        if link in self.eom.model.bases:
+            values, _ = self.eom.model.bases[link].evaluate(np.array([min(s, length)]))
+            w = float(values[:, 0] @ np.asarray(q, dtype=float)[self.eom.model.flex_columns[link]])
+        c, si = np.cos(angle), np.sin(angle)
+        return np.array([x + c * s - si * w, y + si * s + c * w, 0.0])

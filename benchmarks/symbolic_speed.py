@@ -1,0 +1,97 @@
+"""Generation time of amm.symbolic against brute force and seed 003's Table 1 (not a test).
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/symbolic_speed.py [--n-max 6] [--brute-max 2]
+
+Rows:
+
+* ``flexible``: planar arms of N clamped-free links, 2 modes per link, no gravity;
+* ``lumped``: seed 003's N-link arm (the links of ``core.presets.lumped_two_link``
+  repeated, a 2.94 kg motor hub at every joint after the first, 0.343 kg payload,
+  gravity), 2 modes per link;
+
+``derive`` is :func:`amm.symbolic.derive` (M, ∂M/∂q, C, K, D, G, B with named
+parameters and modal constants), ``numeric`` the cse + lambdify of
+:meth:`SymbolicEOM.to_numeric`. ``brute`` derives the same Lagrangian
+L = ½ q̇ᵀM(q)q̇ − V(q), handed over as one expanded scalar, with
+``sympy.physics.mechanics.LagrangesMethod`` (mass matrix and forcing), the
+"traditional" route of differentiating the energy. Seed 003 (Table 1, i3-7100,
+Mathematica) is printed beside: proposed 0.36 / 0.92 / 4.21 / 21.3 / 114.6 s,
+traditional 41.63 / 106.28 / 212.57 / 365.28 / 1316.45 s for N = 1…5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import sympy as sp
+from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+
+from amm.symbolic import derive
+from core.arm import Arm, Joint, Link, Payload
+
+SEED_003 = {  # N: (proposed, traditional) [s], seed 003 Table 1
+    1: (0.36, 41.63),
+    2: (0.92, 106.28),
+    3: (4.21, 212.57),
+    4: (21.3, 365.28),
+    5: (114.6, 1316.45),
+}
+
+
+def flexible_arm(n: int) -> Arm:
+    """N identical clamped-free links: 0.5 m, 0.5 kg/m, EI = 10 N m²."""
+    return Arm.planar([Link.flexible(0.5, 0.5, 10.0) for _ in range(n)])
+
+
+def lumped_arm(n: int) -> Arm:
+    """Seed 003's arm with N links (the two links of ``lumped_two_link`` alternating)."""
+    E = 2.06e11
+    data = [(0.475, 0.374, 16e-11), (0.435, 0.29, 6.75e-11)]
+    links = [Link.flexible(L, m / L, E * I) for L, m, I in (data[k % 2] for k in range(n))]
+    joints = [Joint(hub_mass=2.94 if k else 0.0) for k in range(n)]
+    return Arm.planar(links, joints=joints, payload=Payload(0.343), gravity=(0.0, -9.81))
+
+
+def brute_force(eom) -> float:
+    """Seconds for LagrangesMethod on L = ½ q̇ᵀMq̇ − V as one expanded scalar (same energy)."""
+    start = time.perf_counter()
+    qs = dynamicsymbols(" ".join(eom.coordinates)) if len(eom.q) > 1 else [dynamicsymbols(eom.coordinates[0])]
+    to_time = {s: f for s, f in zip(eom.q, qs, strict=True)}
+    to_time |= {s: f.diff() for s, f in zip(eom.qd, qs, strict=True)}
+    qd = sp.Matrix(eom.qd)
+    lagrangian = sp.expand(((qd.T * eom.M * qd)[0] / 2 - eom.V).xreplace(to_time))
+    method = LagrangesMethod(lagrangian, qs)
+    method.form_lagranges_equations()
+    method.mass_matrix  # noqa: B018 — forces the evaluation, as a user would
+    method.forcing  # noqa: B018
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-max", type=int, default=6)
+    parser.add_argument(
+        "--brute-max", type=int, default=2, help="largest N for brute force (3 takes minutes)"
+    )
+    args = parser.parse_args()
+    print(
+        "| arm | N | coordinates | derive [s] | numeric [s] | brute force [s] | seed 003 proposed / traditional [s] |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for kind, factory in (("flexible", flexible_arm), ("lumped", lumped_arm)):
+        for n in range(1, args.n_max + 1):
+            eom = derive(factory(n), shape="clamped-free", modes=2)
+            start = time.perf_counter()
+            eom.to_numeric()
+            numeric = time.perf_counter() - start
+            brute = f"{brute_force(eom):.2f}" if n <= args.brute_max else "–"
+            seed = "{} / {}".format(*SEED_003[n]) if kind == "lumped" and n in SEED_003 else "–"
+            print(
+                f"| {kind} | {n} | {len(eom.q)} | {eom.seconds:.2f} | {numeric:.2f} | {brute} | {seed} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
