@@ -51,8 +51,8 @@ def _composite(model: Model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> 
 SOLVERS["composite"] = _composite
 
 
-def _lowest_first(K: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """Eigenvalues of K x = λ M x, ascending, accurate at the low end.
+def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues of K x = λ M x, ascending, accurate at the low end, and the eigenvectors.
 
     The low eigenvalues of a stiff pencil are the large ones of the inverse
     pencil M x = μ (K + σM) x, λ = 1/μ − σ, which ``eigh`` resolves to
@@ -70,8 +70,9 @@ def _lowest_first(K: np.ndarray, M: np.ndarray) -> np.ndarray:
         resolved = size[size > RIGID_MODE_TOLERANCE * max(size.max(), 1e-300)]
         scale = resolved.min() if resolved.size else 1.0
         sigma = max(-estimate[0], 0.0) + 0.5 * scale
-    mu = scipy.linalg.eigh(M, K + sigma * M, eigvals_only=True)
-    return np.sort(1.0 / mu - sigma)
+    mu, vectors = scipy.linalg.eigh(M, K + sigma * M)
+    order = np.argsort(1.0 / mu - sigma)
+    return (1.0 / mu - sigma)[order], vectors[:, order]
 
 
 #: Free joints without gravity: rigid-body eigenvalues above this fraction of
@@ -330,7 +331,9 @@ class Model(ABC):
         B_ss[n:] = np.linalg.solve(M, B)
         return A, B_ss
 
-    def natural_frequencies(self, q=None, joints: Literal["locked", "free"] = "locked") -> np.ndarray:
+    def natural_frequencies(
+        self, q=None, joints: Literal["locked", "free"] = "locked", vectors: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Undamped natural frequencies [rad/s] about configuration q, ascending.
 
         ``"locked"``: the actuated coordinates Bᵀq are held (the motors hold
@@ -339,6 +342,10 @@ class Model(ABC):
         as 0. The stiffness is
         ∂²V_e/∂q² + ∂G/∂q (K + ∂G/∂q for fixed-length links); an unstable direction (negative eigenvalue) is returned as
         −√|λ| with a warning.
+
+        ``vectors=True`` returns ``(omega, modes)``: the mode shapes as columns of
+        generalized coordinates, shape (n_dof, len(omega)), normalized to unit
+        modal mass (modesᵀ M modes = 1) with the largest-magnitude entry positive.
         """
         if joints not in ("locked", "free"):
             raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
@@ -364,8 +371,12 @@ class Model(ABC):
         K = K + W.T @ gravity @ W
         M, K = 0.5 * (M + M.T), 0.5 * (K + K.T)
         if M.shape[0] == 0:
-            return np.zeros(0)
-        eigenvalues = _lowest_first(K, M)
+            return (np.zeros(0), np.zeros((self.n_dof, 0))) if vectors else np.zeros(0)
+        eigenvalues, shapes = _lowest_first(K, M)
+        shapes = W @ shapes  # back to q: q = W y
+        shapes /= np.sqrt(np.einsum("ik,ij,jk->k", shapes, self.mass_matrix(q), shapes))
+        biggest = np.argmax(np.abs(shapes), axis=0)
+        shapes *= np.sign(shapes[biggest, np.arange(shapes.shape[1])])
         if joints == "free" and not np.any(gravity):
             # Without gravity the joints carry no stiffness: exactly n_joints
             # rigid-body modes, whose computed eigenvalues are round-off of size
@@ -384,7 +395,8 @@ class Model(ABC):
                 RuntimeWarning,
                 stacklevel=2,
             )
-        return np.sign(eigenvalues) * np.sqrt(np.abs(eigenvalues))
+        omega = np.sign(eigenvalues) * np.sqrt(np.abs(eigenvalues))
+        return (omega, shapes) if vectors else omega
 
     def bias_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The velocity-product forces h(q, q̇) = C(q, q̇) q̇ [N or N m], shape (n_dof,).
