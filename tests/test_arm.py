@@ -478,6 +478,13 @@ def arms(draw) -> Arm:
     planar = draw(st.booleans())
     links = draw(st.lists(st.one_of(rigid_links, flexible_links(planar)), min_size=1, max_size=4))
     joints = [draw(joints_for(link, planar)) for link in links]
+    # A flexible link on a prismatic joint translates and may carry no lumped masses.
+    links = [
+        dataclasses.replace(link, lumped_masses=())
+        if link.is_flexible and joint.kind == "prismatic"
+        else link
+        for link, joint in zip(links, joints, strict=True)
+    ]
     payload = None if links[-1].tip_payload is not None else draw(st.none() | payloads)
     gz = 0.0 if planar else draw(offset)
     gravity = (draw(offset), draw(offset), gz)

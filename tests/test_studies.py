@@ -584,3 +584,50 @@ def test_cases_run_with_the_configured_number_of_blas_threads(monkeypatch):
         result = runner.execute_case("probe", one_flexible_link().to_dict(), case, {}, threads)
         assert result["status"] == "ok", result["error"]
     assert seen[0] == 1 and seen[1] <= 2
+
+
+AGREEMENT = textwrap.dedent(
+    """
+    [study]
+    name = "agreement"
+    kind = "frequencies"
+
+    [arm]
+    preset = "lumped-two-link"
+
+    [sweep]
+    backends = ["amm", "fem"]
+    shapes = ["clamped-free", "pinned-pinned"]
+    modes = [1, 3]
+    elements = [6]
+
+    [analysis]
+    configuration = [0.785398, -0.785398]
+    n_frequencies = 3
+
+    [report]
+    plots = false
+    """
+)
+
+
+def test_frequency_studies_pair_mode_shapes_by_mac(tmp_path):
+    """agreement.csv: every case's modes paired with the finest case's (FEM pinned x6) by
+    MAC; the finest case pairs with itself at MAC 1; one cantilever-free pinned-pinned
+    mode (1 mode per link) is flagged (measured MAC 0.768); the table is deterministic."""
+    path = write(tmp_path, AGREEMENT)
+    for name in ("a", "b"):
+        assert run_cli("run", str(path), "--output", str(tmp_path / name)) == 0
+    first = (tmp_path / "a" / "agreement.csv").read_text()
+    assert first == (tmp_path / "b" / "agreement.csv").read_text()
+    table = pd.read_csv(tmp_path / "a" / "agreement.csv", keep_default_na=False)
+    assert list(table.columns) == [
+        "case", "backend", "shape", "modes", "elements", "mode", "paired_mode", "mac", "omega", "reference_omega", "flag"
+    ]  # fmt: skip
+    finest = table[(table["backend"] == "fem") & (table["shape"] == "pinned")]
+    np.testing.assert_allclose(finest["mac"].astype(float), 1.0, rtol=1e-12)
+    assert (finest["paired_mode"].astype(int) == finest["mode"]).all()
+    flagged = table[table["flag"] != ""]
+    assert len(flagged) == 1 and flagged.iloc[0]["flag"] == "MAC < 0.9"
+    assert float(flagged.iloc[0]["mac"]) == pytest.approx(0.768, abs=1e-3)
+    assert "1 pairing(s) flagged" in (tmp_path / "a" / "summary.md").read_text()

@@ -11,7 +11,18 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from core.arm import Arm
-from studies.discretizations import Case, finest_case, joint_configuration, label_of, per_case
+from core.modes import mac, mode_fields, pair_modes
+from studies.discretizations import (
+    SWEEP_COLUMNS,
+    Case,
+    Discretization,
+    case_keys,
+    finest_case,
+    joint_configuration,
+    label_of,
+    normalize_columns,
+    per_case,
+)
 from studies.kinds.base import StudyKind
 from studies.references import exact_locked_frequencies
 
@@ -84,6 +95,55 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis)
     return results
 
 
+#: A pairing below this MAC is flagged in the agreement table.
+MAC_FLAG = 0.9
+
+
+def agreement(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
+    """Each case's modes paired with the finest case's by MAC of their displacement fields.
+
+    One row per case × reference mode: the paired mode (maximum total MAC,
+    :func:`core.modes.pair_modes`), its MAC, both frequencies, and ``flag``
+    where MAC < :data:`MAC_FLAG` or the pairing differs from the frequency
+    order. Fields are computed again here from each case's discretization (one
+    eigen-solve per case, the same as the run's).
+    """
+    joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
+    keys = case_keys(results)
+    count = int(results["mode"].max())
+    fields = {}
+    for _, row in keys.iterrows():
+        model = Discretization.from_columns(row).build(arm, reference=joints)
+        q = model.home()
+        q[: arm.n_joints] = joints
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the run has reported them already
+            fields[int(row["case"])] = mode_fields(model, q, analysis.joints, count)
+    reference = fields[finest_case(results)]
+    rows = []
+    for _, row in keys.iterrows():
+        mine = fields[int(row["case"])]
+        paired, values = pair_modes(mac(reference.fields, mine.fields, reference.weights))
+        for k, (j, value) in enumerate(zip(paired, values, strict=True), start=1):
+            flags = []
+            if j >= 0 and value < MAC_FLAG:
+                flags.append(f"MAC < {MAC_FLAG}")
+            if j >= 0 and j != k - 1:
+                flags.append("order differs")
+            rows.append(
+                {
+                    **{c: row[c] for c in ("case", *SWEEP_COLUMNS)},
+                    "mode": k,
+                    "paired_mode": j + 1 if j >= 0 else pd.NA,
+                    "mac": value if j >= 0 else np.nan,
+                    "omega": mine.omega[j] if j >= 0 else np.nan,
+                    "reference_omega": reference.omega[k - 1],
+                    "flag": "; ".join(flags),
+                }
+            )
+    return normalize_columns(pd.DataFrame(rows))
+
+
 class Frequencies(StudyKind):
     name = "frequencies"
     analysis_schema = FrequencyAnalysis
@@ -98,8 +158,30 @@ class Frequencies(StudyKind):
         return add_references(results, arm, analysis)
 
     def tables(self, results, arm, analysis):
-        return {"frequencies [rad/s]": per_case(results, "mode", "omega", "omega_")}
+        tables = {"frequencies [rad/s]": per_case(results, "mode", "omega", "omega_")}
+        if results["case"].nunique() > 1:
+            tables["agreement"] = agreement(results, arm, analysis)
+        return tables
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         source = results["reference_source"].iloc[0]
-        return [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]
+        text = [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]
+        if results["case"].nunique() > 1:
+            table = agreement(results, arm, analysis)
+            flagged = table[table["flag"] != ""]
+            reference = label_of(results[results["case"] == finest_case(results)].iloc[0])
+            text.append(
+                f"Mode shapes against {reference} (MAC of the displacement fields, mass-weighted; "
+                f"table `agreement`): lowest MAC {table['mac'].min():.6f}; "
+                + (
+                    f"every mode pairs with the same-numbered reference mode at MAC ≥ {MAC_FLAG}."
+                    if flagged.empty
+                    else f"{len(flagged)} pairing(s) flagged: "
+                    + ", ".join(
+                        f"{label_of(r)} mode {r['mode']} ({r['flag']})" for _, r in flagged.head(5).iterrows()
+                    )
+                    + ("…" if len(flagged) > 5 else "")
+                    + "."
+                )
+            )
+        return text
