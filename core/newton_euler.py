@@ -43,7 +43,7 @@ import weakref
 
 import numpy as np
 
-from core.derivatives import COMPLEX_STEP
+from core.derivatives import complex_step_derivatives, complex_step_points
 from core.flexible_body import FlexibleBody
 from core.rotations import cross, skew
 
@@ -62,13 +62,16 @@ class BodyPolynomial:
 
     def __init__(self, body: FlexibleBody) -> None:
         m = body.n_coordinates
-        h = COMPLEX_STEP
-        at_zero = body.mass_matrix(1j * h * np.eye(m) if m else np.zeros((1, 0), dtype=complex))
+        at_zero = body.mass_matrix(
+            complex_step_points(np.zeros(m), np.eye(m)) if m else np.zeros((1, 0), complex)
+        )
         self.M0 = body.mass_matrix(np.zeros((1, m)))[0]
-        self.L = at_zero.imag / h if m else np.zeros((0, 6, 6))
+        self.L = complex_step_derivatives(at_zero) if m else np.zeros((0, 6, 6))
         # ∂M_b/∂δ_k at δ = e_l: rows (l, k) of one batch.
-        shifted = (np.eye(m)[:, None, :] + 1j * h * np.eye(m)[None, :, :]).reshape(m * m, m)
-        derivative = body.mass_matrix(shifted).imag.reshape(m, m, 6 + m, 6 + m) / h if m else None
+        shifted = np.concatenate([complex_step_points(e, np.eye(m)) for e in np.eye(m)]) if m else None
+        derivative = (
+            complex_step_derivatives(body.mass_matrix(shifted)).reshape(m, m, 6 + m, 6 + m) if m else None
+        )
         self.Q = 0.5 * (np.swapaxes(derivative, 0, 1) - self.L[:, None]) if m else np.zeros((0, 0, 6, 6))
 
         s = 6 + m
@@ -113,27 +116,27 @@ def body_mass(body: FlexibleBody, delta: np.ndarray) -> np.ndarray:
     return polynomial.mass_matrix(delta)
 
 
-def _rotation_forces(Jw: np.ndarray, qd: np.ndarray, inertia: np.ndarray) -> np.ndarray:
+def _rotation_forces(Jw: np.ndarray, qd: np.ndarray, speed: float, inertia: np.ndarray) -> np.ndarray:
     """Jwᵀ (I α + ω × I ω) for a rigid rotation, Jw complex (3, n) at q + i h q̇."""
     Jr = Jw.real
     omega = Jr @ qd
-    alpha = (Jw @ qd).imag / COMPLEX_STEP
+    alpha = speed * complex_step_derivatives(Jw @ qd)
     spin = inertia @ omega
     return Jr.T @ (inertia @ alpha + cross(omega, spin))
 
 
-def _point_forces(Jv: np.ndarray, qd: np.ndarray, mass: float) -> np.ndarray:
+def _point_forces(Jv: np.ndarray, qd: np.ndarray, speed: float, mass: float) -> np.ndarray:
     """m Jvᵀ a for a point mass, Jv complex (3, n) at q + i h q̇."""
-    return mass * (Jv.real.T @ ((Jv @ qd).imag / COMPLEX_STEP))
+    return mass * (Jv.real.T @ (speed * complex_step_derivatives(Jv @ qd)))
 
 
-def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray, speed: float) -> np.ndarray:
     """h_b of flexible link ``number`` (floating frame, see the module docstring)."""
     body = model.bodies[number]
     J = model._body_jacobian(f, number, complex)[0]  # (6 + m [+1], n) at q + i h q̇
     Jr = J.real
     nu = Jr @ qd
-    a = (J @ qd).imag / COMPLEX_STEP  # J̇ q̇
+    a = speed * complex_step_derivatives(J @ qd)  # J̇ q̇
     cols = model.flex_columns[number]
     translating = number in model.translating
     # Internal coordinates σ = (δ[, l]) and their rates, then m (+1) unit directions.
@@ -141,18 +144,18 @@ def _flexible_forces(model, number: int, f, q: np.ndarray, qd: np.ndarray) -> np
     sigma_dot = np.concatenate([qd[cols], [qd[number - 1]]]) if translating else qd[cols]
     if translating:  # M_b(δ, l) is not polynomial in l: evaluate it at σ + i h (σ̇, e_k)
         k = sigma.size
-        batch = sigma + 1j * COMPLEX_STEP * np.vstack([sigma_dot, np.eye(k)])
+        batch = complex_step_points(sigma, np.vstack([sigma_dot, np.eye(k)]))
         masses = body.mass_matrix(batch[:, :-1], batch[:, -1])  # (1 + k, size, size)
         Mb = masses[0].real
-        rate = masses[0].imag / COMPLEX_STEP  # Ṁ_b
-        gradient = masses[1:].imag / COMPLEX_STEP  # ∂M_b/∂σ_k
+        rate = complex_step_derivatives(masses[0])  # Ṁ_b
+        gradient = complex_step_derivatives(masses[1:])  # ∂M_b/∂σ_k
     elif body_polynomial(body) is not None:
         Mb, flat = body_polynomial(body).terms(sigma)
         gradient = flat.reshape(sigma.size, *Mb.shape)
         rate = (sigma_dot @ flat).reshape(Mb.shape)
     else:  # a large body: M_b and Ṁ_b from one complex evaluation, ∂T/∂δ analytic (O(m²))
-        masses = body.mass_matrix((sigma + 1j * COMPLEX_STEP * sigma_dot)[None])[0]
-        Mb, rate, gradient = masses.real, masses.imag / COMPLEX_STEP, None
+        masses = body.mass_matrix(complex_step_points(sigma, sigma_dot))[0]
+        Mb, rate, gradient = masses.real, complex_step_derivatives(masses), None
     p = Mb @ nu
     force = Mb @ a + rate @ nu
     v, Omega = nu[:3], nu[3:6]
@@ -191,29 +194,32 @@ def bias_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, list]:
     frames : list of LinkFrames
         The real frames at q (batch of one), for M(q), G(q) and the recursive solver.
     """
-    frames = model.kinematics.frames((q + 1j * COMPLEX_STEP * qd)[None])
+    # The complex step runs along q̇ scaled to unit size (a rate of 1e-150 would
+    # underflow in J(q + ih q̇) q̇); the derivatives scale back by `speed`.
+    speed = float(np.max(np.abs(qd))) if qd.size else 0.0
+    frames = model.kinematics.frames(complex_step_points(q, qd / speed if speed > 0 else qd))
     h = np.zeros(model.n_dof)
     B = model._B
     for i, (joint, link, f) in enumerate(zip(model.arm.joints, model.arm.links, frames, strict=True)):
         number = i + 1
         if link.is_flexible:
-            h += _flexible_forces(model, number, f, q, qd)
+            h += _flexible_forces(model, number, f, q, qd, speed)
         else:
             R = f.R_link[0].real
             Jw = f.Jw_link[0]
             Jv = f.Jv_link[0] - skew(f.R_link[0] @ np.asarray(link.com)) @ Jw
-            h += _point_forces(Jv, qd, link.mass)
-            h += _rotation_forces(Jw, qd, R @ link.inertia_tensor() @ R.T)
+            h += _point_forces(Jv, qd, speed, link.mass)
+            h += _rotation_forces(Jw, qd, speed, R @ link.inertia_tensor() @ R.T)
         if joint.hub_mass:
-            h += _point_forces(f.Jv_link[0], qd, joint.hub_mass)
+            h += _point_forces(f.Jv_link[0], qd, speed, joint.hub_mass)
         if joint.hub_inertia and joint.kind == "revolute":
             # The hub turns about the joint axis z with the actuated rate (Bᵀq̇)_i.
             z_axis = f.z_joint[0]
             Jw_hub = f.Jw_before[0] + np.outer(z_axis, B[:, i])
             zr = z_axis.real
-            h += _rotation_forces(Jw_hub, qd, joint.hub_inertia * np.outer(zr, zr))
+            h += _rotation_forces(Jw_hub, qd, speed, joint.hub_inertia * np.outer(zr, zr))
         for payload in model._payloads(number):
             R = f.R_end[0].real
-            h += _point_forces(f.Jv_tip[0], qd, payload.mass)
-            h += _rotation_forces(f.Jw_tip[0], qd, R @ payload.inertia_tensor() @ R.T)
+            h += _point_forces(f.Jv_tip[0], qd, speed, payload.mass)
+            h += _rotation_forces(f.Jw_tip[0], qd, speed, R @ payload.inertia_tensor() @ R.T)
     return h, _real_frames(frames)

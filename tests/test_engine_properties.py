@@ -127,3 +127,20 @@ def test_kinetic_gradient_of_a_flexible_body_equals_the_complex_step(backend, da
             np.max(np.abs(expected)), np.max(np.abs(body.mass_matrix(delta[None])[0])) * (nu @ nu), 1e-300
         )
         assert np.max(np.abs(body.kinetic_gradient(delta, nu) - expected)) <= 1e-13 * scale
+
+
+def test_bias_forces_of_tiny_rates_scale_quadratically():
+    """C q̇ is quadratic in q̇: rates of 1e-150 give 1e-300 times the unit-rate forces
+    (the complex step runs along q̇/max|q̇|; along q̇ itself the products underflowed,
+    found by a random hypothesis run)."""
+    from amm import AssumedModesModel
+    from core.presets import lumped_two_link
+
+    model = AssumedModesModel(lumped_two_link(), shape="pinned-pinned", modes=2)
+    q = model.home()
+    q[:2] = 0.4, -0.9
+    q[2:] = 1e-3
+    qd = np.linspace(-1.0, 1.0, model.n_dof)
+    np.testing.assert_allclose(
+        model.bias_forces(q, 1e-150 * qd), 1e-300 * model.bias_forces(q, qd), rtol=1e-12
+    )
