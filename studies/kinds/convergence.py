@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import ConfigDict, PositiveInt
 
 from studies.discretizations import BACKENDS, per_case
-from studies.kinds.frequencies import Frequencies, FrequencyAnalysis, frequency_rows
+from studies.kinds.frequencies import Frequencies, FrequencyAnalysis, add_references, frequency_rows
 from studies.plots import convergence_plot
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
@@ -49,6 +49,9 @@ class Convergence(Frequencies):
 
     def run_case(self, arm, case, analysis):
         return frequency_rows(arm, case, analysis, warn_short=False)
+
+    def finalize(self, results, arm, analysis):
+        return add_references(results, arm, analysis)  # errors and rates; no mode pairing
 
     def tables(self, results, arm, analysis):
         return {

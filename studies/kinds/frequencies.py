@@ -157,17 +157,28 @@ class Frequencies(StudyKind):
     def finalize(self, results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame:
         return add_references(results, arm, analysis)
 
+    def _agreement(self, results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> pd.DataFrame | None:
+        """The agreement table, computed once per study (one eigen-solve per case) and
+        shared by :meth:`report` and :meth:`tables`; None for a single case."""
+        if results["case"].nunique() < 2:
+            return None
+        key = (arm, analysis, tuple(results["case"]), tuple(results["omega"]))
+        if getattr(self, "_last_agreement", (None,))[0] != key:
+            self._last_agreement = (key, agreement(results, arm, analysis))
+        return self._last_agreement[1]
+
     def tables(self, results, arm, analysis):
         tables = {"frequencies [rad/s]": per_case(results, "mode", "omega", "omega_")}
-        if results["case"].nunique() > 1:
-            tables["agreement"] = agreement(results, arm, analysis)
+        table = self._agreement(results, arm, analysis)
+        if table is not None:
+            tables["agreement"] = table
         return tables
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         source = results["reference_source"].iloc[0]
         text = [f"Natural frequencies, joints {analysis.joints}; reference: {source}."]
-        if results["case"].nunique() > 1:
-            table = agreement(results, arm, analysis)
+        table = self._agreement(results, arm, analysis)
+        if table is not None:
             flagged = table[table["flag"] != ""]
             reference = label_of(results[results["case"] == finest_case(results)].iloc[0])
             text.append(
