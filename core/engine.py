@@ -54,7 +54,7 @@ from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
-#: How many recent configurations keep M, ∂M/∂q and G cached.
+#: How many recent configurations keep M, G (and, for analyses, ∂M/∂q) cached.
 DERIVATIVE_CACHE = 8
 
 SOLVERS["recursive"] = recursive_solver
@@ -337,24 +337,22 @@ class ChainModel(Model):
             return self._mass_batch(q[None])[0]
         return self._real_mass_matrix(q).copy()
 
-    def _terms_from_bytes(self, key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M, ∂M/∂q and G at one real q from a single batched pass.
+    def _terms_from_bytes(self, key: bytes) -> np.ndarray:
+        """∂M/∂q at one real q from one batched complex-step pass, (n_dof, n_dof, n_dof).
 
-        Row 0 of the batch is q itself, rows 1.. are q + ih e_k (k ≥ 2; M does
-        not depend on the first joint variable: moving the whole chain about
-        or along the fixed base axis changes no relative velocity — unless that
-        joint translates a flexible link, whose free length it is).
+        Rows of the batch are q + ih e_k for every k that M depends on (not the
+        first joint variable: moving the whole chain about or along the fixed
+        base axis changes no relative velocity — unless that joint translates a
+        flexible link, whose free length it is). Only analyses and the
+        Christoffel C use it; M and G come from :meth:`_real_terms`.
         """
         q = np.frombuffer(key, dtype=float)
-        # Rows 1..: q + ih e_k for every k that M depends on.
         first = 0 if 1 in self.translating else 1
-        batch = complex_step_points(q, np.vstack([np.zeros(self.n_dof), np.eye(self.n_dof)[first:]]))
-        frames = self.kinematics.frames(batch)
-        masses = self._mass_batch(batch, frames)
         derivatives = np.zeros((self.n_dof, self.n_dof, self.n_dof))
-        derivatives[first:] = complex_step_derivatives(masses[1:])
-        gravity = np.real(self._gravity_batch(batch[:1], [f.select(slice(0, 1)) for f in frames]))[0]
-        return np.real(masses[0]), derivatives, gravity
+        if first < self.n_dof:
+            batch = complex_step_points(q, np.eye(self.n_dof)[first:])
+            derivatives[first:] = complex_step_derivatives(self._mass_batch(batch))
+        return derivatives
 
     def _body_jacobian(self, f, number: int, dtype) -> np.ndarray:
         """(B, 6 + m, n): beam-frame (v, Ω) and δ̇ of flexible link ``number`` from q̇."""
@@ -416,7 +414,7 @@ class ChainModel(Model):
 
     def mass_matrix_derivatives(self, q) -> np.ndarray:
         q = np.ascontiguousarray(self._check(q), dtype=float)
-        return self._terms(q.tobytes())[1].copy()
+        return self._terms(q.tobytes()).copy()
 
     def _gravity(self) -> np.ndarray:
         return np.asarray(self.arm.gravity, dtype=float)
