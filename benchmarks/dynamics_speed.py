@@ -8,22 +8,19 @@ cache helps), for the rigid 3-link arm (the space arm's rigid equivalent), the
 lumped two-link arm (``core.presets.lumped_two_link``), the space arm (AMM, 2
 modes per plane, 15 DOF) and planar chains of n flexible links (AMM, 2 modes,
 3n DOF), with exponents p of time ∝ n^p fitted over the chains with n ≥ 8.
+Columns: the compiled engine (:mod:`core.compiled`, the default) with both
+solvers, the numpy engine (``compiled=False``, composite solve) for the
+before/after ratio in one run, and — when Pinocchio is installed (``pip
+install -e ".[bench]"``) — its ``aba`` and ``crba`` on a rigid chain of as many
+revolute links as the arm has coordinates (a compiled C++ rigid-body library:
+the speed a flexible arm of that size could aim at).
 
 Run from another checkout (``cd /work/main && python <this file>``) it measures
-that checkout's code (solvers it lacks are shown as "—"), which gives the
-"before" column. Issue 13's own figures (2-core machine, medians, one thread),
-for comparison: space arm ``forward_dynamics`` 740 µs, ``mass_matrix`` 671 µs;
-32-link planar chain ``forward_dynamics`` 127 ms, time ∝ n^2.9–3.6.
-
-Measured (2-core machine, one thread, 2026-11-23; "before" = commit e2f8934,
-the code of the issue, run by this script): composite forward dynamics of the
-32-link chain 138 ms → 5.9 ms, of the 64-link chain 2.4 s → 14 ms (exponent
-3.5 → 1.1); space arm 638 → 563 µs (recursive 544 µs); the rigid 3-link and
-lumped two-link arms are unchanged within noise (222/468 µs before,
-252/494 µs after). Both solvers now cost about the same: what remains is the
-per-link overhead of numpy calls on 3×3…10×10 arrays (the kinematics pass
-≈ 35–40 %, bias forces ≈ 25 %, the recursion's body data ≈ 20 %), not
-arithmetic; the issue's µs targets need a compiled path over all three.
+that checkout's code (solvers it lacks are shown as "—"). Issue 13's own
+figures (2-core machine, medians, one thread): space arm ``forward_dynamics``
+740 µs, ``mass_matrix`` 671 µs, Pinocchio ``aba`` 15 links 4.25 µs; 32-link
+planar chain ``forward_dynamics`` 127 ms, time ∝ n^2.9–3.6. The figures of
+the compiled engine are in the closing note of issue 13 and docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -74,6 +71,51 @@ def per_call(function, model, budget: float) -> float:
     return 1e6 * float(np.median(times))
 
 
+def numpy_twin(model):
+    """The same model on the numpy engine (``compiled=False``), or None where that option is missing."""
+    try:
+        return type(model)(model.arm, **{**model._build_options, "compiled": False})
+    except TypeError:
+        return None
+
+
+def pinocchio_chain(n: int):
+    """(model, data) of a chain of n revolute links in Pinocchio, or None without ``pin``."""
+    try:
+        import pinocchio
+    except ImportError:
+        return None
+    model = pinocchio.Model()
+    parent = 0
+    for k in range(n):
+        placement = pinocchio.SE3(np.eye(3), np.array([1.0, 0.0, 0.0]) if k else np.zeros(3))
+        parent = model.addJoint(parent, pinocchio.JointModelRZ(), placement, f"j{k}")
+        inertia = pinocchio.Inertia(1.0, np.array([0.5, 0.0, 0.0]), np.diag([0.01, 0.08, 0.08]))
+        model.appendBodyToJoint(parent, inertia, pinocchio.SE3.Identity())
+    return pinocchio, model, model.createData()
+
+
+def pinocchio_times(n: int, budget: float) -> dict[str, float]:
+    chain = pinocchio_chain(n)
+    if chain is None:
+        return {}
+    pinocchio, model, data = chain
+    rng = RNG
+    out = {}
+    for name, call in (
+        ("aba", lambda q, v: pinocchio.aba(model, data, q, v, np.zeros(n))),
+        ("crba", lambda q, v: pinocchio.crba(model, data, q)),
+    ):
+        times, start = [], time.perf_counter()
+        while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 2000):
+            q, v = rng.uniform(-1, 1, n), rng.standard_normal(n)
+            t = time.perf_counter()
+            call(q, v)
+            times.append(time.perf_counter() - t)
+        out[name] = 1e6 * float(np.median(times))
+    return out
+
+
 def measure(model, budget: float) -> dict[str, float]:
     tau = np.zeros(model.n_joints)
     out = {}
@@ -83,6 +125,10 @@ def measure(model, budget: float) -> dict[str, float]:
                 lambda q, qd, s=solver: model.forward_dynamics(q, qd, tau, solver=s), model, budget
             )
     out["mass_matrix"] = per_call(lambda q, qd: model.mass_matrix(q), model, budget)
+    twin = numpy_twin(model)
+    if twin is not None:
+        out["numpy"] = per_call(lambda q, qd: twin.forward_dynamics(q, qd, tau), twin, budget)
+    out.update(pinocchio_times(model.n_dof, budget))
     return out
 
 
@@ -99,23 +145,40 @@ def main() -> None:
     chains = QUICK_CHAINS if quick else CHAINS
     cases += [(f"planar chain n={n}", planar_chain(n)) for n in chains]
     rows = {}
+    keys = ("recursive", "composite", "mass_matrix", "numpy", "aba", "crba")
     print(f"checkout: {Path.cwd()}\n")
-    print("| arm | DOF | fd composite [µs] | fd recursive [µs] | mass_matrix [µs] |")
-    print("|---|---|---|---|---|")
+    print(
+        "| arm | DOF | fd recursive [µs] | fd composite [µs] | mass_matrix [µs] | fd numpy engine [µs] "
+        "| Pinocchio aba [µs] | Pinocchio crba [µs] | recursive / aba | numpy / recursive |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, model in cases:
         r = rows[name] = measure(model, budget)
-        cells = [f"{r[k]:.0f}" if k in r else "—" for k in ("composite", "recursive", "mass_matrix")]
-        print(f"| {name} | {model.n_dof} | " + " | ".join(cells) + " |", flush=True)
+        cells = [f"{r[k]:.1f}" if k in r else "—" for k in keys]
+        ratios = [
+            f"{r[a] / r[b]:.1f}" if a in r and b in r else "—"
+            for a, b in (("recursive", "aba"), ("numpy", "recursive"))
+        ]
+        print(f"| {name} | {model.n_dof} | " + " | ".join(cells + ratios) + " |", flush=True)
     fitted = [n for n in chains if n >= 8]
     print(
         "\nFitted exponent p (time ∝ n^p) over the planar chains n = " + ", ".join(map(str, fitted)) + ":\n"
     )
-    for key in ("composite", "recursive", "mass_matrix"):
+    for key in keys:
         values = [rows[f"planar chain n={n}"].get(key) for n in fitted]
         if None in values:
             continue
         p = np.polyfit(np.log(fitted), np.log(values), 1)[0]
         print(f"- {key}: {p:.2f}")
+    faster = [
+        n
+        for n in chains
+        if rows[f"planar chain n={n}"].get("recursive", np.inf)
+        < rows[f"planar chain n={n}"].get("composite", 0)
+    ]
+    print(
+        f"\nRecursive faster than composite from n = {min(faster) if faster else '—'} links (chains measured: {list(chains)})."
+    )
 
 
 if __name__ == "__main__":

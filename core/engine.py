@@ -74,6 +74,11 @@ class ChainModel(Model):
         ε of the smooth model [rad/s or m/s].
     description : str
         Shown in ``repr`` and reports.
+    compiled : bool
+        Evaluate M, h, G and ``solver="recursive"`` with the compiled recursions of
+        :mod:`core.compiled` (default; chains with translating links always use the
+        numpy path). False keeps the numpy path: the independent implementation the
+        tests compare the compiled one with.
     """
 
     def __init__(
@@ -84,6 +89,7 @@ class ChainModel(Model):
         coulomb: Literal["smooth", "sign"] = "smooth",
         coulomb_velocity: float = COULOMB_VELOCITY,
         description: str = "",
+        compiled: bool = True,
     ) -> None:
         if not isinstance(arm, Arm):
             raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
@@ -98,6 +104,7 @@ class ChainModel(Model):
             "coulomb": coulomb,
             "coulomb_velocity": coulomb_velocity,
             "description": description,
+            "compiled": compiled,
         }
         self.coulomb = coulomb
         self.coulomb_velocity = float(coulomb_velocity)
@@ -163,8 +170,17 @@ class ChainModel(Model):
         self._B = self._build_input_matrix()
         self._K = self._build_stiffness()
         self._D = self._build_damping()
+        self._coulomb = np.array([j.coulomb_friction for j in arm.joints], dtype=float)
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
         self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G; see _real_terms
+        if not isinstance(compiled, bool):
+            raise TypeError(f"compiled must be True or False, got {compiled!r}")
+        #: The compiled recursions (:class:`core.compiled.CompiledChain`), or None.
+        self.compiled = None
+        if compiled and not self.translating:
+            from core.compiled import compile_chain  # numba loads on first use (~0.3 s)
+
+            self.compiled = compile_chain(self)
 
     def rebuild(self, arm: Arm) -> ChainModel:
         """The same discretization on another arm (see :meth:`Model.rebuild`).
@@ -320,10 +336,20 @@ class ChainModel(Model):
 
     def friction_forces(self, q, qd) -> np.ndarray:
         u = self._B.T @ np.asarray(qd, dtype=float)
-        coulomb = np.array([j.coulomb_friction for j in self.arm.joints])
+        coulomb = self._coulomb
         if self.coulomb == "sign":
             return -coulomb * np.sign(u)
         return -coulomb * np.tanh(u / self.coulomb_velocity)
+
+    def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
+        if self.translating:  # K, D depend on the free lengths
+            return super()._applied(q, qd, tau, friction)
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.n_joints,):
+            raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
+        if friction and self._coulomb.any():
+            tau = tau + self.friction_forces(q, qd)
+        return self._B @ tau - self._D @ qd - self._K @ q
 
     def _check(self, q) -> np.ndarray:
         q = np.asarray(q)
@@ -335,6 +361,8 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._mass_batch(q[None])[0]
+        if self.compiled is not None:
+            return self.compiled.mass(np.asarray(q, dtype=float))
         return self._real_mass_matrix(q).copy()
 
     def _terms_from_bytes(self, key: bytes) -> np.ndarray:
@@ -423,6 +451,8 @@ class ChainModel(Model):
         q = self._check(q)
         if np.iscomplexobj(q):
             return self._gravity_batch(q[None])[0]
+        if self.compiled is not None:
+            return self.compiled.gravity_forces(np.asarray(q, dtype=float))
         return self._real_gravity(q).copy()
 
     def gravity_stiffness(self, q) -> np.ndarray:
@@ -549,8 +579,25 @@ class ChainModel(Model):
         :meth:`gravity_forces` and recursive-solver calls at the same q.
         """
         q, qd = self._state(q, qd)
+        if self.compiled is not None:
+            return self.compiled.bias(q, qd)
         h, frames = bias_terms(self, q, qd)
         key = q.tobytes()
         if key not in self._real_cache:
             self._remember(key, frames)
         return h
+
+    def nonlinear_forces(self, q, qd) -> np.ndarray:
+        if self.compiled is None:
+            return super().nonlinear_forces(q, qd)
+        q, qd = self._state(q, qd)
+        return self.compiled.inverse(q, qd, np.zeros(self.n_dof))
+
+    def inertial_forces(self, q, qd, qdd) -> np.ndarray:
+        if self.compiled is None:
+            return super().inertial_forces(q, qd, qdd)
+        q, qd = self._state(q, qd)
+        qdd = np.asarray(qdd, dtype=float)
+        if qdd.shape != (self.n_dof,):
+            raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
+        return self.compiled.inverse(q, qd, qdd)

@@ -38,14 +38,16 @@ import scipy.linalg
 from core.arm import Arm
 from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
 
-#: Forward-dynamics solvers by name; a solver is ``f(model, q, qd, rhs) -> qdd``.
+#: Forward-dynamics solvers by name. A solver is ``f(model, q, qd, applied) -> qdd`` with
+#: ``applied`` every generalized force except the inertial and gravity ones
+#: (B(τ + τ_c) − D q̇ − ∂V_e/∂q): it solves M q̈ + h(q, q̇) + G(q) = applied.
 SOLVERS: dict = {}
 
 
-def _composite(model: Model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Build M(q) and solve with its Cholesky factor, O(N³)."""
+def _composite(model: Model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) -> np.ndarray:
+    """Build M(q) and solve M q̈ = applied − h − G with its Cholesky factor, O(N³)."""
     factor = scipy.linalg.cho_factor(model.mass_matrix(q))
-    return scipy.linalg.cho_solve(factor, rhs)
+    return scipy.linalg.cho_solve(factor, applied - model.nonlinear_forces(q, qd))
 
 
 SOLVERS["composite"] = _composite
@@ -200,12 +202,13 @@ class Model(ABC):
         qd = np.zeros(self.n_dof) if qd is None else np.asarray(qd, dtype=float)
         if qd.shape != (self.n_dof,):
             raise ValueError(f"qd must have shape ({self.n_dof},), got {qd.shape}")
-        for name, value in (("q", q), ("qd", qd)):
-            if not np.all(np.isfinite(value)):
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            for name, value in (("q", q), ("qd", qd)):
                 bad = np.flatnonzero(~np.isfinite(value))
-                raise ValueError(
-                    f"{name} must be finite, got {float(value[bad[0]])!r} at {self.coordinates[bad[0]]} (index {bad[0]})"
-                )
+                if bad.size:
+                    raise ValueError(
+                        f"{name} must be finite, got {float(value[bad[0]])!r} at {self.coordinates[bad[0]]} (index {bad[0]})"
+                    )
         return q, qd
 
     def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -220,21 +223,15 @@ class Model(ABC):
         P = dM @ qd  # P[i, j] = Σ_k ∂M_jk/∂q_i q̇_k
         return 0.5 * (M_dot + P.T - P)
 
-    def _rhs(self, q, qd, tau, friction: bool = True) -> np.ndarray:
-        """B(τ + τ_c) − C q̇ − D q̇ − K q − G (τ_c left out if not ``friction``)."""
+    def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
+        """B(τ + τ_c) − D q̇ − ∂V_e/∂q: the forces a solver balances against M q̈ + h + G
+        (τ_c left out if not ``friction``)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
-        B = self.input_matrix(q)
         if friction:
             tau = tau + self.friction_forces(q, qd)
-        return (
-            B @ tau
-            - self.bias_forces(q, qd)
-            - self.damping_matrix(q) @ qd
-            - self.elastic_forces(q)
-            - self.gravity_forces(q)
-        )
+        return self.input_matrix(q) @ tau - self.damping_matrix(q) @ qd - self.elastic_forces(q)
 
     def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
         """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`.
@@ -246,18 +243,16 @@ class Model(ABC):
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
         q, qd = self._state(q, qd)
-        return SOLVERS[solver](self, q, qd, self._rhs(q, qd, tau, friction))
+        return SOLVERS[solver](self, q, qd, self._applied(q, qd, tau, friction))
 
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
         """Q = M q̈ + C q̇ + D q̇ + ∂V_e/∂q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
         q, qd = self._state(q, qd)
         qdd = np.asarray(qdd, dtype=float)
         return (
-            self.mass_matrix(q) @ qdd
-            + self.bias_forces(q, qd)
+            self.inertial_forces(q, qd, qdd)
             + self.damping_matrix(q) @ qd
             + self.elastic_forces(q)
-            + self.gravity_forces(q)
             - self.input_matrix(q) @ self.friction_forces(q, qd)
         )
 
@@ -409,3 +404,15 @@ class Model(ABC):
         """
         q, qd = self._state(q, qd)
         return self.coriolis_matrix(q, qd) @ qd
+
+    def nonlinear_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """h(q, q̇) + G(q): the velocity-product and gravity forces, shape (n_dof,).
+
+        What a forward-dynamics solver subtracts from the applied forces; the
+        compiled chain computes both in one recursive pass.
+        """
+        return self.bias_forces(q, qd) + self.gravity_forces(q)
+
+    def inertial_forces(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """M(q) q̈ + h(q, q̇) + G(q), shape (n_dof,) (recursive Newton–Euler on the compiled chain)."""
+        return self.mass_matrix(q) @ np.asarray(qdd, dtype=float) + self.nonlinear_forces(q, qd)

@@ -229,9 +229,12 @@ def articulated_solve(model, q: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return qdd
 
 
-def recursive_solver(model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``SOLVERS["recursive"]``: :func:`articulated_solve` for a ChainModel; other models fall
-    back to ``"composite"`` with a :class:`RecursiveNotSupported` warning."""
+def recursive_solver(model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) -> np.ndarray:
+    """``SOLVERS["recursive"]``: the compiled articulated-body algorithm of
+    :mod:`core.compiled` (velocity products and gravity inside the recursion);
+    for a chain with translating links the numpy recursion :func:`articulated_solve`
+    of M q̈ = applied − h − G; other models fall back to ``"composite"`` with a
+    :class:`RecursiveNotSupported` warning."""
     from core.engine import ChainModel
     from core.model import SOLVERS
 
@@ -241,5 +244,7 @@ def recursive_solver(model, q: np.ndarray, qd: np.ndarray, rhs: np.ndarray) -> n
             RecursiveNotSupported,
             stacklevel=3,
         )
-        return SOLVERS["composite"](model, q, qd, rhs)
-    return articulated_solve(model, q, rhs)
+        return SOLVERS["composite"](model, q, qd, applied)
+    if model.compiled is not None:
+        return model.compiled.forward(q, qd, applied)
+    return articulated_solve(model, q, applied - model.nonlinear_forces(q, qd))

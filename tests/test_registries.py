@@ -248,7 +248,8 @@ def test_a_new_study_kind_runs_with_its_own_analysis_table(toy_kind, tmp_path):
 
 
 def test_a_new_solver_is_available_to_forward_dynamics(monkeypatch):
-    def lstsq(model, q, qd, rhs):
+    def lstsq(model, q, qd, applied):
+        rhs = applied - model.nonlinear_forces(q, qd)
         return np.linalg.lstsq(model.mass_matrix(q), rhs, rcond=None)[0]
 
     monkeypatch.setitem(SOLVERS, "lstsq", lstsq)

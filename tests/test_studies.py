@@ -511,7 +511,7 @@ def test_translating_link_reference_uses_the_free_length_and_its_bending_axis(tm
     )
     first = results[results["mode"] == 1].set_index("backend")["rel_error"]
     assert 0 < first["fem"] < 2e-8
-    assert 0 <= first["amm"] < 1e-12  # clamped-mass shapes at the reference free length are the exact modes
+    assert abs(first["amm"]) < 1e-12  # exact modes at the reference free length: round-off of either sign
 
 
 def test_init_copies_an_example_and_set_overrides_values(tmp_path, capsys, monkeypatch):

@@ -1,0 +1,899 @@
+"""Compiled recursive dynamics of a serial chain of rigid and flexible bodies (numba).
+
+The same mechanics as :mod:`core.engine` (frames of :mod:`core.kinematics`,
+inertia of :mod:`core.flexible_body`), written as O(n) recursions over flat
+arrays and compiled with numba (``njit(cache=True)``: compiled once per
+machine and cached beside this file, ~10 s; later processes load it in
+~0.3 s). Pure-numpy recursions cannot be fast on small arms: every 3×3 or 6×6
+numpy call costs ~1 µs of dispatch, and a 15-DOF arm needs hundreds of them.
+
+**Bodies and maps.** Body i (link i with its hub, motor and payloads) moves
+with ν_i = (v_i, ω_i, δ̇_i): the velocity of its link-frame origin and its
+angular velocity, both in *link-frame axes*, and its flexible rates (a
+rigid link has none). The joint map is
+
+    ν_i = A_i ν_{i−1} + S_i u_i,     u_i = (q̇_i, δ̇_i),
+
+A_i = X_i P_{i−1}: P_{i−1} maps the parent's ν to the twist of its tip frame
+(tip axes) — for a flexible link v + ω × r(δ) + U δ̇ and ω + J_L(θ) Θ δ̇
+rotated by (exp θ̃ Rx(α))ᵀ, with r = L e_x + Uδ and θ = Θδ the tip map of
+:class:`~core.kinematics.TipMap` — and X_i the constant-structure twist
+transform through Rz(θ_i)·Tz(d_i). S_i selects ω_z (revolute) or v_z
+(prismatic) and the δ̇ rows. Payloads are bodies on a fixed joint at the
+tip's end frame. Every inertia is constant or M_b(δ) in its body's axes:
+rigid links are spatial inertias about the link origin, hubs add mass at the
+origin and I_h (e_z·ω + bᵀδ̇)² (pinned frames: the hub turns with the root
+slope b), motors an armature I_r (q̇_i + bᵀδ̇)² on u_i.
+
+**Velocity products without derivatives of M.** The bias acceleration
+J̇_i q̇ of every body is the imaginary part of ν_i evaluated at the complex
+configuration q + ih q̇ (the complex step, exact to round-off; as in
+:mod:`core.newton_euler`), so c_i = J̇_i q̇ − A_i J̇_{i−1} q̇ needs no
+derivative code. The body forces are the Boltzmann–Hamel terms
+b_i = Ṁ_b ν + g(ν, M_b ν) − (0, 0, ∂T/∂δ), g(ν, p) = (ω × p_v, ω × p_ω + v × p_v, 0).
+Gravity is a base acceleration −g (exact for a uniform field).
+
+**Algorithms.** :func:`forward` is the articulated-body algorithm
+(Featherstone, Rigid Body Dynamics Algorithms, 2008, §7.3) with
+(1 + m_i)-dimensional joint spaces and the Cholesky factor of each D_i,
+O(n (6 + m)³); :func:`inverse` the recursive Newton–Euler algorithm (M q̈ + h
++ G); :func:`mass` the composite-rigid-body algorithm for M alone. Seed 001
+(Boyer et al.) derives the same recursions for flexible chains.
+
+Translating links (a flexible link sliding through its prismatic hub) are
+not compiled: :func:`compile_chain` returns None for such a model and the
+engine keeps its numpy path.
+"""
+
+from __future__ import annotations
+
+import cmath
+
+import numpy as np
+from numba import njit
+
+from core.derivatives import COMPLEX_STEP
+
+#: Columns of the integer table, one row per link.
+(
+    KIND,  # 0 revolute, 1 prismatic
+    FLEXIBLE,
+    M_COORDS,
+    COLUMN,  # first flexible coordinate of the link in q
+    PLANES,
+    HAS_HUB_INERTIA,
+    HAS_ARMATURE,
+    HAS_PAYLOAD,
+    O_SCALARS,
+    O_RIGID,
+    O_PAYLOAD,
+    O_HUB,
+    O_ARMATURE,
+    O_A,
+    O_B,
+    O_SKEW_B,
+    O_N,
+    O_ROT_OO,
+    O_ROT_OD,
+    O_MDD,
+    O_U,
+    O_THETA,
+) = range(22)
+COLUMNS = 22
+#: Scalars of each link at ``O_SCALARS``.
+(
+    S_THETA_OFFSET,
+    S_D,
+    S_A,
+    S_ALPHA,
+    S_LENGTH,
+    S_MASS,
+    S_FIRST_X,
+    S_SECOND_X,
+    S_HUB_MASS,
+    S_HUB_INERTIA,
+    S_ARMATURE,
+) = range(11)
+SCALARS = 11
+
+SERIES_THRESHOLD = 1e-4  # as core.rotations
+
+
+# -- small kernels (explicit loops: BLAS calls cost ~1 µs each on 6×6 blocks) -----------------------
+
+
+@njit(cache=True, inline="always")
+def _ratios(x):
+    """sin r/r, (1 − cos r)/r², (r − sin r)/r³ of r² = x (complex), Taylor series near 0."""
+    if abs(x) < SERIES_THRESHOLD:
+        a = 1 - x / 6 + x**2 / 120 - x**3 / 5040
+        b = 0.5 - x / 24 + x**2 / 720 - x**3 / 40320
+        c = 1 / 6 - x / 120 + x**2 / 5040 - x**3 / 362880
+        return a, b, c
+    r = cmath.sqrt(x)
+    return cmath.sin(r) / r, (1 - cmath.cos(r)) / x, (r - cmath.sin(r)) / (x * r)
+
+
+@njit(cache=True, inline="always")
+def _cross_add(a, b, out, sign):
+    """out[:3] += sign · a × b (3-vectors)."""
+    out[0] += sign * (a[1] * b[2] - a[2] * b[1])
+    out[1] += sign * (a[2] * b[0] - a[0] * b[2])
+    out[2] += sign * (a[0] * b[1] - a[1] * b[0])
+
+
+@njit(cache=True, inline="always")
+def _gyroscopic(nu, p, out):
+    """out[:6] += g(ν, p) = (ω × p_v, ω × p_ω + v × p_v)."""
+    _cross_add(nu[3:6], p[:3], out[:3], 1.0)
+    _cross_add(nu[3:6], p[3:6], out[3:6], 1.0)
+    _cross_add(nu[:3], p[:3], out[3:6], 1.0)
+
+
+@njit(cache=True)
+def _matvec(A, x, rows, cols, out):
+    """out[:rows] = A[:rows, :cols] x[:cols]."""
+    for i in range(rows):
+        acc = 0.0
+        for j in range(cols):
+            acc += A[i, j] * x[j]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _congruence_add(A, I6, cols, out):
+    """out[:cols, :cols] += Aᵀ I6 A for A of shape (6, cols), I6 (6, 6)."""
+    T = np.empty((6, cols))
+    for i in range(6):
+        for j in range(cols):
+            acc = 0.0
+            for k in range(6):
+                acc += I6[i, k] * A[k, j]
+            T[i, j] = acc
+    for i in range(cols):
+        for j in range(cols):
+            acc = 0.0
+            for k in range(6):
+                acc += A[k, i] * T[k, j]
+            out[i, j] += acc
+
+
+@njit(cache=True)
+def _cholesky(D, k):
+    """Lower Cholesky factor of D[:k, :k] (positive definite)."""
+    L = np.zeros((k, k))
+    for j in range(k):
+        acc = D[j, j]
+        for p in range(j):
+            acc -= L[j, p] * L[j, p]
+        if acc <= 0.0:
+            raise np.linalg.LinAlgError("joint-space inertia of a body is not positive definite")
+        L[j, j] = np.sqrt(acc)
+        for i in range(j + 1, k):
+            acc = D[i, j]
+            for p in range(j):
+                acc -= L[i, p] * L[j, p]
+            L[i, j] = acc / L[j, j]
+    return L
+
+
+@njit(cache=True)
+def _forward_substitute(L, B, k, cols, out):
+    """out[:k, :cols] = L⁻¹ B[:k, :cols] (L lower triangular)."""
+    for j in range(cols):
+        for i in range(k):
+            acc = B[i, j]
+            for p in range(i):
+                acc -= L[i, p] * out[p, j]
+            out[i, j] = acc / L[i, i]
+
+
+@njit(cache=True)
+def _back_substitute(L, b, k, out):
+    """out[:k] = L⁻ᵀ b[:k] (L lower triangular)."""
+    for i in range(k - 1, -1, -1):
+        acc = b[i]
+        for p in range(i + 1, k):
+            acc -= L[p, i] * out[p]
+        out[i] = acc / L[i, i]
+
+
+@njit(cache=True)
+def _tip_map(Rt, r, U, JT, m, out):
+    """P (6 × (6 + m)) of a frame at r with axes Rt (beam axes): rows (v, ω) in its own axes of
+    ν = (v, ω, δ̇), i.e. Rtᵀ [[1, −r̃, U], [0, 1, J_L Θ]]."""
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = Rt[b, a]
+            out[3 + a, 3 + b] = Rt[b, a]
+            out[3 + a, b] = 0.0
+        # −Rtᵀ r̃ e_b = −Rtᵀ (r × e_b)
+        out[a, 3] = -(Rt[1, a] * r[2] - Rt[2, a] * r[1])
+        out[a, 4] = -(-Rt[0, a] * r[2] + Rt[2, a] * r[0])
+        out[a, 5] = -(Rt[0, a] * r[1] - Rt[1, a] * r[0])
+        for k in range(m):
+            out[a, 6 + k] = Rt[0, a] * U[0, k] + Rt[1, a] * U[1, k] + Rt[2, a] * U[2, k]
+            out[3 + a, 6 + k] = Rt[0, a] * JT[0, k] + Rt[1, a] * JT[1, k] + Rt[2, a] * JT[2, k]
+
+
+# -- kinematics: maps, velocities and velocity-product accelerations ----------------------------
+
+
+@njit(cache=True)
+def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end):
+    """One complex pass at q + ih q̇/s (s = max|q̇|), filling (per link i)
+    A_out[i] (6, 6 + m_{i−1}) the joint map, P_end[i] (6, 6 + m_i) the payload map,
+    ν_i, c_i = J̇_i q̇ − A_i J̇_{i−1} q̇, and the payload twist V_end[i] and c_end[i]."""
+    n = table.shape[0]
+    speed = 0.0
+    for k in range(qd.size):
+        speed = max(speed, abs(qd[k]))
+    h = COMPLEX_STEP
+    back = speed / h  # Im(·) · speed / h = the derivative along q̇
+    qc = np.empty(q.size, dtype=np.complex128)
+    for k in range(q.size):
+        qc[k] = complex(q[k], h * qd[k] / speed) if speed > 0 else complex(q[k], 0.0)
+    P = np.zeros((6, smax), dtype=np.complex128)  # the parent's tip map (the base: identity)
+    for k in range(6):
+        P[k, k] = 1.0
+    nu_p = np.zeros(smax, dtype=np.complex128)
+    bias_p = np.zeros(smax)
+    bias = np.zeros(smax)  # J̇_i q̇
+    A = np.empty((6, smax), dtype=np.complex128)
+    nu = np.empty(smax, dtype=np.complex128)
+    R = np.empty((3, 3), dtype=np.complex128)
+    Rt = np.empty((3, 3), dtype=np.complex128)
+    r = np.empty(3, dtype=np.complex128)
+    th = np.empty(3, dtype=np.complex128)
+    mmax = smax - 6
+    U = np.empty((3, mmax), dtype=np.complex128)  # U in beam axes, then Rtᵀ U
+    JT = np.empty((3, mmax), dtype=np.complex128)  # J_L Θ
+    Pe = np.empty((6, smax), dtype=np.complex128)
+    mp = 0
+    for i in range(n):
+        row = table[i]
+        o = row[O_SCALARS]
+        m = row[M_COORDS]
+        s = 6 + m
+        sp = 6 + mp
+        col = row[COLUMN]
+        if row[KIND] == 0:
+            theta = qc[i] + F[o + S_THETA_OFFSET]
+            d = complex(F[o + S_D], 0.0)
+        else:
+            theta = complex(F[o + S_THETA_OFFSET], 0.0)
+            d = qc[i] + F[o + S_D]
+        c, sn = cmath.cos(theta), cmath.sin(theta)
+        # A = X P: v = Rzᵀ(v_t − r̃ ω_t), ω = Rzᵀ ω_t, r = d e_z, r̃ ω = (−d ω_y, d ω_x, 0).
+        for j in range(sp):
+            x = P[0, j] + d * P[4, j]
+            y = P[1, j] - d * P[3, j]
+            A[0, j] = c * x + sn * y
+            A[1, j] = -sn * x + c * y
+            A[2, j] = P[2, j]
+            A[3, j] = c * P[3, j] + sn * P[4, j]
+            A[4, j] = -sn * P[3, j] + c * P[4, j]
+            A[5, j] = P[5, j]
+        for k in range(6):
+            acc = 0j
+            for j in range(sp):
+                acc += A[k, j] * nu_p[j]
+            nu[k] = acc
+        nu[5 if row[KIND] == 0 else 2] += qd[i]
+        for k in range(m):
+            nu[6 + k] = qd[col + k]
+        for k in range(6):
+            for j in range(sp):
+                A_out[i, k, j] = A[k, j].real
+        for k in range(s):
+            nu_out[i, k] = nu[k].real
+            bias[k] = nu[k].imag * back
+            c_out[i, k] = bias[k]
+        for k in range(6):
+            acc = 0.0
+            for j in range(sp):
+                acc += A_out[i, k, j] * bias_p[j]
+            c_out[i, k] -= acc
+        # The end frame R_e = exp(θ̃) (flexible) or 1, at r, and the tip frame R_e Rx(α).
+        for a in range(3):
+            for b in range(3):
+                R[a, b] = 1.0 if a == b else 0.0
+        r[0], r[1], r[2] = F[o + S_A], 0.0, 0.0
+        if row[FLEXIBLE]:
+            oU, oT = row[O_U], row[O_THETA]
+            r[0] = F[o + S_LENGTH]
+            for a in range(3):
+                acc_r = 0j
+                acc_t = 0j
+                for k in range(m):
+                    acc_r += F[oU + a * m + k] * qc[col + k]
+                    acc_t += F[oT + a * m + k] * qc[col + k]
+                r[a] += acc_r
+                th[a] = acc_t
+            x2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
+            ra, rb, rc = _ratios(x2)  # R = 1 + a θ̃ + b θ̃², J_L = 1 + b θ̃ + c θ̃², θ̃² = θθᵀ − x 1
+            for a in range(3):
+                for b in range(3):
+                    R[a, b] += rb * (th[a] * th[b] - (x2 if a == b else 0.0))
+            R[0, 1] -= ra * th[2]
+            R[0, 2] += ra * th[1]
+            R[1, 0] += ra * th[2]
+            R[1, 2] -= ra * th[0]
+            R[2, 0] -= ra * th[1]
+            R[2, 1] += ra * th[0]
+            # J_L Θ = Θ + b θ̃Θ + c θ̃²Θ, column by column.
+            for k in range(m):
+                v0, v1, v2 = F[oT + k], F[oT + m + k], F[oT + 2 * m + k]
+                w0 = th[1] * v2 - th[2] * v1
+                w1 = th[2] * v0 - th[0] * v2
+                w2 = th[0] * v1 - th[1] * v0
+                z0 = th[1] * w2 - th[2] * w1
+                z1 = th[2] * w0 - th[0] * w2
+                z2 = th[0] * w1 - th[1] * w0
+                JT[0, k] = v0 + rb * w0 + rc * z0
+                JT[1, k] = v1 + rb * w1 + rc * z1
+                JT[2, k] = v2 + rb * w2 + rc * z2
+                U[0, k] = F[oU + k]
+                U[1, k] = F[oU + m + k]
+                U[2, k] = F[oU + 2 * m + k]
+        if row[HAS_PAYLOAD]:
+            _tip_map(R, r, U, JT, m, Pe)
+            for k in range(6):
+                acc = 0j
+                known = 0.0
+                for j in range(s):
+                    P_end[i, k, j] = Pe[k, j].real
+                    acc += Pe[k, j] * nu[j]
+                    known += Pe[k, j].real * bias[j]
+                V_end[i, k] = acc.real
+                c_end[i, k] = acc.imag * back - known
+        ca, sa = np.cos(F[o + S_ALPHA]), np.sin(F[o + S_ALPHA])
+        for a in range(3):  # Rt = R Rx(α)
+            Rt[a, 0] = R[a, 0]
+            Rt[a, 1] = ca * R[a, 1] + sa * R[a, 2]
+            Rt[a, 2] = -sa * R[a, 1] + ca * R[a, 2]
+        _tip_map(Rt, r, U, JT, m, P)
+        for k in range(s):
+            nu_p[k] = nu[k]
+            bias_p[k] = bias[k]
+        mp = m
+
+
+# -- body inertia ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _body(table, F, i, q, qd, nu, want_force, M, b, work):
+    """Fill M[:s, :s] with M_i of body i (its axes) and, if ``want_force``, b[:s] with
+    Ṁ ν + g(ν, M ν) − (0, 0, ∂T/∂δ) (FlexibleBody.mass_matrix and kinetic_gradient).
+    ``work`` is scratch of shape (8, m_max)."""
+    row = table[i]
+    o = row[O_SCALARS]
+    m = row[M_COORDS]
+    s = 6 + m
+    for a in range(s):
+        b[a] = 0.0
+        for c in range(s):
+            M[a, c] = 0.0
+    if row[FLEXIBLE]:
+        col, planes, No, mm = row[COLUMN], row[PLANES], row[O_N], m * m
+        oA, oB = row[O_A], row[O_B]
+        S1 = np.zeros(3)
+        bv = np.zeros(3)
+        dS1 = np.zeros(3)
+        db = np.zeros(3)
+        for a in range(3):
+            for k in range(m):
+                S1[a] += F[oA + a * m + k] * q[col + k]
+                bv[a] += F[oB + a * m + k] * q[col + k]
+                dS1[a] += F[oA + a * m + k] * qd[col + k]
+                db[a] += F[oB + a * m + k] * qd[col + k]
+        S1[0] += F[o + S_FIRST_X]
+        Q = np.zeros((3, 3))
+        dQ = np.zeros((3, 3))
+        Q[0, 0] = F[o + S_SECOND_X]
+        Q[0, 1], Q[0, 2], Q[1, 0], Q[2, 0] = bv[1], bv[2], bv[1], bv[2]
+        dQ[0, 1], dQ[0, 2], dQ[1, 0], dQ[2, 0] = db[1], db[2], db[1], db[2]
+        # N_ac δ and N_acᵀ δ for the plane pairs; N₀₁ δ̇ − N₁₀ δ̇ and its transpose.
+        Nd = np.zeros((2, 2, m))
+        NTd = np.zeros((2, 2, m))
+        for a in range(planes):
+            for c in range(planes):
+                base = No + (2 * a + c) * mm
+                for p in range(m):
+                    for k in range(m):
+                        value = F[base + p * m + k]
+                        Nd[a, c, p] += value * q[col + k]
+                        NTd[a, c, k] += value * q[col + p]
+                x = 0.0
+                dx = 0.0
+                for p in range(m):
+                    x += q[col + p] * Nd[a, c, p]
+                    dx += qd[col + p] * (Nd[a, c, p] + NTd[a, c, p])
+                Q[1 + a, 1 + c] = x
+                dQ[1 + a, 1 + c] = dx
+        skew_rows = work[0]  # δᵀN₀₁ − δᵀN₁₀ (the δ-dependent axial coupling row)
+        rate_rows = work[1]  # δ̇ᵀN₀₁ − δ̇ᵀN₁₀
+        rate_cols = work[2]  # N₀₁ δ̇ − N₁₀ δ̇
+        for k in range(m):
+            skew_rows[k] = rate_rows[k] = rate_cols[k] = 0.0
+        if planes == 2:
+            for p in range(m):
+                for k in range(m):
+                    value = F[No + mm + p * m + k] - F[No + 2 * mm + p * m + k]
+                    skew_rows[k] += q[col + p] * value
+                    rate_rows[k] += qd[col + p] * value
+                    rate_cols[p] += value * qd[col + k]
+        tr = Q[0, 0] + Q[1, 1] + Q[2, 2]
+        mass_ = F[o + S_MASS]
+        oR, oK, oD, oM = row[O_ROT_OO], row[O_SKEW_B], row[O_ROT_OD], row[O_MDD]
+        for a in range(3):
+            M[a, a] = mass_
+            for c in range(3):
+                M[3 + a, 3 + c] = (tr if a == c else 0.0) - Q[a, c] + F[oR + 3 * a + c]
+            for k in range(m):
+                M[a, 6 + k] = M[6 + k, a] = F[oA + a * m + k]
+                value = F[oK + a * m + k] + F[oD + a * m + k] + (skew_rows[k] if a == 0 else 0.0)
+                M[3 + a, 6 + k] = M[6 + k, 3 + a] = value
+        # −S̃₁ in the (v, ω) block, S̃₁ in (ω, v).
+        M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
+        M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
+        for p in range(m):
+            for k in range(m):
+                M[6 + p, 6 + k] = F[oM + p * m + k]
+        if want_force:
+            v, w = nu[:3], nu[3:6]
+            # Ṁ ν from the δ-dependent blocks (S̃₁, I_Ω, the axial coupling row).
+            _cross_add(dS1, w, b[:3], -1.0)
+            _cross_add(dS1, v, b[3:6], 1.0)
+            dtr = dQ[0, 0] + dQ[1, 1] + dQ[2, 2]
+            for a in range(3):
+                b[3 + a] += dtr * w[a] - (dQ[a, 0] * w[0] + dQ[a, 1] * w[1] + dQ[a, 2] * w[2])
+            vw = np.zeros(3)
+            _cross_add(v, w, vw, 1.0)
+            ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+            for k in range(m):
+                b[3] += rate_rows[k] * qd[col + k]
+                b[6 + k] += w[0] * rate_rows[k]
+                # − ∂T/∂δ_k
+                g = vw[0] * F[oA + k] + vw[1] * F[oA + m + k] + vw[2] * F[oA + 2 * m + k]
+                g -= w[0] * (w[1] * F[oB + m + k] + w[2] * F[oB + 2 * m + k])
+                for a in range(planes):
+                    for c in range(planes):
+                        g -= 0.5 * w[1 + a] * w[1 + c] * (Nd[a, c, k] + NTd[a, c, k])
+                    g += ww * Nd[a, a, k]
+                g += w[0] * rate_cols[k]
+                b[6 + k] -= g
+    else:
+        oR = row[O_RIGID]
+        for a in range(6):
+            for c in range(6):
+                M[a, c] = F[oR + 6 * a + c]
+    hub = F[o + S_HUB_MASS]
+    for a in range(3):
+        M[a, a] += hub
+    if row[HAS_HUB_INERTIA]:
+        oH, inertia = row[O_HUB], F[o + S_HUB_INERTIA]
+        for a in range(s):
+            for c in range(s):
+                M[a, c] += inertia * F[oH + a] * F[oH + c]
+    if want_force:
+        p = np.zeros(6)
+        _matvec(M, nu, 6, s, p)
+        _gyroscopic(nu, p, b)
+
+
+@njit(cache=True)
+def _joint_rows(table, i, rows, cols):
+    """Fill rows[:1 + m] with the rows of ν_i that u_i = (q̇_i, δ̇_i) drives (S_i is a selection)
+    and cols[:1 + m] with the indices of u_i in q."""
+    m = table[i, M_COORDS]
+    rows[0] = 5 if table[i, KIND] == 0 else 2
+    cols[0] = i
+    for k in range(m):
+        rows[1 + k] = 6 + k
+        cols[1 + k] = table[i, COLUMN] + k
+
+
+@njit(cache=True)
+def _armature(table, F, i, a, c):
+    """Entry (a, c) of the reflected motor inertia I_r (1, b)(1, b)ᵀ on u_i."""
+    if not table[i, HAS_ARMATURE]:
+        return 0.0
+    o = table[i, O_ARMATURE]
+    return F[table[i, O_SCALARS] + S_ARMATURE] * F[o + a] * F[o + c]
+
+
+@njit(cache=True)
+def _payload_terms(table, F, i, s, P_end, V_end, c_end, M, f, acceleration):
+    """Add a payload (fixed child at the end frame) to body i: M[:s, :s] += Peᵀ I_p Pe and
+    f[:s] += Peᵀ (I_p a_e + g(V_e, I_p V_e)) with a_e = Pe ``acceleration`` + c_e."""
+    o = table[i, O_PAYLOAD]
+    Ip = F[o : o + 36].reshape(6, 6)
+    Pe = P_end[i]
+    if M.shape[0]:
+        _congruence_add(Pe, Ip, s, M)
+    ae = c_end[i].copy()
+    for k in range(6):
+        for j in range(s):
+            ae[k] += Pe[k, j] * acceleration[j]
+    fe = np.zeros(6)
+    pe = np.zeros(6)
+    _matvec(Ip, ae, 6, 6, fe)
+    _matvec(Ip, V_end[i], 6, 6, pe)
+    _gyroscopic(V_end[i], pe, fe)
+    for j in range(s):
+        acc = 0.0
+        for k in range(6):
+            acc += Pe[k, j] * fe[k]
+        f[j] += acc
+
+
+@njit(cache=True)
+def _pass(table, F, q, qd, smax):
+    n = table.shape[0]
+    A = np.zeros((n, 6, smax))
+    P_end = np.zeros((n, 6, smax))
+    nu = np.zeros((n, smax))
+    c = np.zeros((n, smax))
+    V_end = np.zeros((n, 6))
+    c_end = np.zeros((n, 6))
+    _kinematics(table, F, q, qd, smax, A, P_end, nu, c, V_end, c_end)
+    return A, P_end, nu, c, V_end, c_end
+
+
+# -- the three algorithms -------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def forward(table, F, smax, q, qd, applied, gravity):
+    """q̈ from the articulated-body algorithm: M q̈ + h + G = ``applied``.
+
+    ``applied`` holds every other generalized force (B(τ + τ_c) − D q̇ − ∂V_e/∂q);
+    ``gravity`` is the gravitational acceleration in base axes [m/s²].
+    """
+    n = table.shape[0]
+    kmax = smax - 5
+    A, P_end, nu, c, V_end, c_end = _pass(table, F, q, qd, smax)
+    IA = np.zeros((n, smax, smax))
+    pA = np.zeros((n, smax))
+    work = np.zeros((3, smax))
+    zero = np.zeros(smax)
+    for i in range(n):
+        s = 6 + table[i, M_COORDS]
+        _body(table, F, i, q, qd, nu[i], True, IA[i], pA[i], work)
+        if table[i, HAS_PAYLOAD]:
+            _payload_terms(table, F, i, s, P_end, V_end, c_end, IA[i], pA[i], zero)
+    Ls = np.zeros((n, kmax, kmax))
+    W = np.zeros((n, kmax, smax))
+    t = np.zeros((n, kmax))
+    rows = np.empty(kmax, dtype=np.int64)
+    cols = np.empty(kmax, dtype=np.int64)
+    D = np.empty((kmax, kmax))
+    UT = np.empty((kmax, smax))
+    tau = np.empty(kmax)
+    Iart = np.empty((6, 6))
+    pa = np.empty(6)
+    Wc = np.empty(kmax)
+    for i in range(n - 1, -1, -1):
+        m = table[i, M_COORDS]
+        s, k = 6 + m, 1 + m
+        _joint_rows(table, i, rows, cols)
+        Ia = IA[i]
+        for a in range(k):
+            for b in range(k):
+                D[a, b] = Ia[rows[a], rows[b]] + _armature(table, F, i, a, b)
+            for j in range(s):
+                UT[a, j] = Ia[rows[a], j]
+            tau[a] = applied[cols[a]] - pA[i, rows[a]]
+        L = _cholesky(D, k)
+        Ls[i, :k, :k] = L
+        _forward_substitute(L, UT, k, s, W[i])
+        for a in range(k):  # t = L⁻¹ τ
+            acc = tau[a]
+            for p in range(a):
+                acc -= L[a, p] * t[i, p]
+            t[i, a] = acc / L[a, a]
+        if i == 0:
+            break
+        Wi = W[i]
+        for a in range(k):
+            acc = 0.0
+            for j in range(s):
+                acc += Wi[a, j] * c[i, j]
+            Wc[a] = acc
+        for r in range(6):
+            acc = pA[i, r]
+            for j in range(s):
+                acc += Ia[r, j] * c[i, j]
+            for a in range(k):
+                acc += Wi[a, r] * (t[i, a] - Wc[a])
+            pa[r] = acc
+            for r2 in range(6):
+                acc2 = Ia[r, r2]
+                for a in range(k):
+                    acc2 -= Wi[a, r] * Wi[a, r2]
+                Iart[r, r2] = acc2
+        sp = 6 + table[i - 1, M_COORDS]
+        _congruence_add(A[i], Iart, sp, IA[i - 1])
+        for j in range(sp):
+            acc = 0.0
+            for r in range(6):
+                acc += A[i, r, j] * pa[r]
+            pA[i - 1, j] += acc
+    qdd = np.zeros(q.size)
+    parent = np.zeros(smax)
+    for r in range(3):
+        parent[r] = -gravity[r]  # the base accelerates against gravity
+    a_ = np.empty(smax)
+    rhs = np.empty(kmax)
+    ud = np.empty(kmax)
+    sp = 6
+    for i in range(n):
+        m = table[i, M_COORDS]
+        s, k = 6 + m, 1 + m
+        _joint_rows(table, i, rows, cols)
+        for j in range(s):
+            a_[j] = c[i, j]
+        for r in range(6):
+            acc = 0.0
+            for j in range(sp):
+                acc += A[i, r, j] * parent[j]
+            a_[r] += acc
+        for a in range(k):
+            acc = t[i, a]
+            for j in range(s):
+                acc -= W[i, a, j] * a_[j]
+            rhs[a] = acc
+        _back_substitute(Ls[i], rhs, k, ud)
+        for a in range(k):
+            qdd[cols[a]] = ud[a]
+            a_[rows[a]] += ud[a]
+        for j in range(s):
+            parent[j] = a_[j]
+        sp = s
+    return qdd
+
+
+@njit(cache=True)
+def inverse(table, F, smax, q, qd, qdd, gravity):
+    """M q̈ + h(q, q̇) + G(q) by the recursive Newton–Euler algorithm, shape (n_dof,)."""
+    n = table.shape[0]
+    A, P_end, nu, c, V_end, c_end = _pass(table, F, q, qd, smax)
+    f = np.zeros((n, smax))
+    M = np.zeros((smax, smax))
+    b = np.zeros(smax)
+    work = np.zeros((3, smax))
+    none = np.zeros((0, 0))
+    rows = np.empty(smax, dtype=np.int64)
+    cols = np.empty(smax, dtype=np.int64)
+    parent = np.zeros(smax)
+    for r in range(3):
+        parent[r] = -gravity[r]
+    a_ = np.empty(smax)
+    sp = 6
+    for i in range(n):
+        m = table[i, M_COORDS]
+        s = 6 + m
+        _joint_rows(table, i, rows, cols)
+        for j in range(s):
+            a_[j] = c[i, j]
+        for r in range(6):
+            acc = 0.0
+            for j in range(sp):
+                acc += A[i, r, j] * parent[j]
+            a_[r] += acc
+        for j in range(1 + m):
+            a_[rows[j]] += qdd[cols[j]]
+        _body(table, F, i, q, qd, nu[i], True, M, b, work)
+        for r in range(s):
+            acc = b[r]
+            for j in range(s):
+                acc += M[r, j] * a_[j]
+            f[i, r] = acc
+        if table[i, HAS_PAYLOAD]:
+            _payload_terms(table, F, i, s, P_end, V_end, c_end, none, f[i], a_)
+        for j in range(s):
+            parent[j] = a_[j]
+        sp = s
+    out = np.zeros(q.size)
+    for i in range(n - 1, -1, -1):
+        m = table[i, M_COORDS]
+        _joint_rows(table, i, rows, cols)
+        for a in range(1 + m):
+            acc = f[i, rows[a]]
+            for c_ in range(1 + m):
+                acc += _armature(table, F, i, a, c_) * qdd[cols[c_]]
+            out[cols[a]] = acc
+        if i > 0:
+            sp = 6 + table[i - 1, M_COORDS]
+            for j in range(sp):
+                acc = 0.0
+                for r in range(6):
+                    acc += A[i, r, j] * f[i, r]
+                f[i - 1, j] += acc
+    return out
+
+
+@njit(cache=True)
+def mass(table, F, smax, q):
+    """M(q) by the composite-rigid-body algorithm, shape (n_dof, n_dof)."""
+    n = table.shape[0]
+    zero = np.zeros(q.size)
+    A, P_end, nu, _, V_end, c_end = _pass(table, F, q, zero, smax)
+    IC = np.zeros((n, smax, smax))
+    b = np.zeros(smax)
+    work = np.zeros((3, smax))
+    f = np.zeros(smax)
+    for i in range(n):
+        s = 6 + table[i, M_COORDS]
+        _body(table, F, i, q, zero, nu[i], False, IC[i], b, work)
+        if table[i, HAS_PAYLOAD]:
+            _payload_terms(table, F, i, s, P_end, V_end, c_end, IC[i], f, zero)
+    for i in range(n - 1, 0, -1):
+        sp = 6 + table[i - 1, M_COORDS]
+        _congruence_add(A[i], IC[i, :6, :6].copy(), sp, IC[i - 1])
+    out = np.zeros((q.size, q.size))
+    rows = np.empty(smax, dtype=np.int64)
+    cols = np.empty(smax, dtype=np.int64)
+    rj = np.empty(smax, dtype=np.int64)
+    cj = np.empty(smax, dtype=np.int64)
+    force = np.empty((smax, smax - 5))
+    up = np.empty((smax, smax - 5))
+    for i in range(n):
+        m = table[i, M_COORDS]
+        s, k = 6 + m, 1 + m
+        _joint_rows(table, i, rows, cols)
+        for a in range(s):  # IC S: the force per unit ü_i, body i's axes
+            for b_ in range(k):
+                force[a, b_] = IC[i, a, rows[b_]]
+        for a in range(k):
+            for b_ in range(a, k):
+                value = 0.5 * (force[rows[a], b_] + force[rows[b_], a])
+                value += _armature(table, F, i, a, b_)
+                out[cols[a], cols[b_]] = out[cols[b_], cols[a]] = value
+        for j in range(i - 1, -1, -1):
+            mj = table[j, M_COORDS]
+            sj = 6 + mj
+            for a in range(sj):  # to body j's ν
+                for b_ in range(k):
+                    acc = 0.0
+                    for r in range(6):
+                        acc += A[j + 1, r, a] * force[r, b_]
+                    up[a, b_] = acc
+            _joint_rows(table, j, rj, cj)
+            for a in range(1 + mj):
+                for b_ in range(k):
+                    out[cj[a], cols[b_]] = out[cols[b_], cj[a]] = up[rj[a], b_]
+            for a in range(6):
+                for b_ in range(k):
+                    force[a, b_] = up[a, b_]
+    return out
+
+
+# -- packing a model ------------------------------------------------------------------------------
+
+
+class CompiledChain:
+    """The flat arrays of a :class:`~core.engine.ChainModel` and the compiled algorithms on them.
+
+    Built by :func:`compile_chain`. Every method takes real, finite arrays of
+    the model's sizes (the model checks them).
+    """
+
+    def __init__(self, table: np.ndarray, buffer: np.ndarray, gravity: np.ndarray) -> None:
+        self.table = table
+        self.buffer = buffer
+        self.gravity = gravity
+        self.smax = int(6 + table[:, M_COORDS].max())
+        self._zero_gravity = np.zeros(3)
+
+    def forward(self, q, qd, applied) -> np.ndarray:
+        """q̈ with M q̈ + h + G = applied."""
+        return forward(self.table, self.buffer, self.smax, q, qd, applied, self.gravity)
+
+    def solve(self, q, rhs) -> np.ndarray:
+        """M(q)⁻¹ rhs (the recursion at rest, no gravity)."""
+        return forward(self.table, self.buffer, self.smax, q, 0 * q, rhs, self._zero_gravity)
+
+    def inverse(self, q, qd, qdd, gravity: bool = True) -> np.ndarray:
+        """M q̈ + h + G (G left out if not ``gravity``)."""
+        g = self.gravity if gravity else self._zero_gravity
+        return inverse(self.table, self.buffer, self.smax, q, qd, qdd, g)
+
+    def bias(self, q, qd) -> np.ndarray:
+        """h(q, q̇) = C(q, q̇) q̇."""
+        return inverse(self.table, self.buffer, self.smax, q, qd, 0 * q, self._zero_gravity)
+
+    def gravity_forces(self, q) -> np.ndarray:
+        """G(q)."""
+        zero = 0 * q
+        return inverse(self.table, self.buffer, self.smax, q, zero, zero, self.gravity)
+
+    def mass(self, q) -> np.ndarray:
+        """M(q)."""
+        return mass(self.table, self.buffer, self.smax, q)
+
+
+def _spatial(mass_: float, com: np.ndarray, tensor: np.ndarray) -> np.ndarray:
+    """6×6 inertia about a frame origin of a body of ``mass_`` at ``com`` with ``tensor`` about
+    its centre of mass, both in the frame's axes; twists ordered (v, ω)."""
+    C = np.array([[0.0, -com[2], com[1]], [com[2], 0.0, -com[0]], [-com[1], com[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3] = mass_ * np.eye(3)
+    out[:3, 3:] = -mass_ * C
+    out[3:, :3] = mass_ * C
+    out[3:, 3:] = tensor - mass_ * C @ C
+    return out
+
+
+def compile_chain(model) -> CompiledChain | None:
+    """The :class:`CompiledChain` of a ChainModel, or None if it has a translating link."""
+    if model.translating:
+        return None
+    arm = model.arm
+    table = np.zeros((arm.n_links, COLUMNS), dtype=np.int64)
+    chunks: list[np.ndarray] = []
+    size = 0
+
+    def put(values) -> int:
+        nonlocal size
+        values = np.ascontiguousarray(values, dtype=float).ravel()
+        chunks.append(values)
+        size += values.size
+        return size - values.size
+
+    for i, (joint, link) in enumerate(zip(arm.joints, arm.links, strict=True)):
+        number = i + 1
+        row = table[i]
+        row[KIND] = 0 if joint.kind == "revolute" else 1
+        body = model.bodies.get(number)
+        m = body.n_coordinates if body is not None else 0
+        row[FLEXIBLE], row[M_COORDS] = body is not None, m
+        scalars = np.zeros(SCALARS)
+        scalars[[S_THETA_OFFSET, S_D, S_A, S_ALPHA, S_LENGTH]] = (
+            joint.theta_offset,
+            joint.d,
+            joint.a,
+            joint.alpha,
+            link.length,
+        )
+        scalars[S_HUB_MASS] = joint.hub_mass
+        B = model._B
+        own = np.arange(model.n_dof)[model.flex_columns[number]] if body is not None else np.zeros(0, int)
+        if joint.hub_inertia and joint.kind == "revolute":
+            row[HAS_HUB_INERTIA] = 1
+            scalars[S_HUB_INERTIA] = joint.hub_inertia
+            row[O_HUB] = put(np.concatenate([[0, 0, 0, 0, 0, 1.0], B[own, i]]))
+        if joint.motor_inertia:
+            row[HAS_ARMATURE] = 1
+            scalars[S_ARMATURE] = joint.reflected_inertia
+            row[O_ARMATURE] = put(np.concatenate([[B[i, i]], B[own, i]]))
+        payloads = model._payloads(number)
+        if payloads:
+            row[HAS_PAYLOAD] = 1
+            row[O_PAYLOAD] = put(
+                _spatial(
+                    sum(p.mass for p in payloads), np.zeros(3), sum(p.inertia_tensor() for p in payloads)
+                )
+            )
+        if body is None:
+            row[O_RIGID] = put(_spatial(link.mass, np.asarray(link.com, dtype=float), link.inertia_tensor()))
+        else:
+            tip = model.kinematics.tip_maps[i]
+            row[COLUMN], row[PLANES] = model.flex_columns[number].start, body.planes
+            scalars[[S_MASS, S_FIRST_X, S_SECOND_X]] = body.mass, body.first_x, body.second_x
+            row[O_A], row[O_B], row[O_SKEW_B] = put(body.A), put(body.B), put(body._skew_x_B)
+            blocks = (
+                [body.N[a][c] for a in range(2) for c in range(2)] if body.planes == 2 else [body.N[0][0]]
+            )
+            row[O_N] = put(np.concatenate([b.ravel() for b in blocks]))
+            row[O_ROT_OO], row[O_ROT_OD], row[O_MDD] = (
+                put(body.rotary_ΩΩ),
+                put(body.rotary_Ωδ),
+                put(body.M_δδ),
+            )
+            row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
+        row[O_SCALARS] = put(scalars)
+    buffer = np.concatenate(chunks) if chunks else np.zeros(0)
+    return CompiledChain(table, buffer, np.asarray(arm.gravity, dtype=float))
