@@ -59,6 +59,7 @@ RNG = np.random.default_rng(1)
 def per_call(function, model, budget: float) -> float:
     """Median wall time [µs] of ``function(q, qd)`` at fresh random states, within ``budget`` [s]."""
     rng = RNG
+    function(model.home(), np.zeros(model.n_dof))  # warm-up: compiled code loaded, caches filled
     times, start = [], time.perf_counter()
     while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 400):
         q = model.home()

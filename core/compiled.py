@@ -774,11 +774,17 @@ def mass(table, F, smax, q):
 # -- packing a model ------------------------------------------------------------------------------
 
 
+def _writable(x: np.ndarray) -> np.ndarray:
+    """``x`` itself, or a copy if it is read-only (numba compiles read-only arrays as a
+    separate type: one more compilation of every kernel, ~20 s, for nothing)."""
+    return x if x.flags.writeable else x.copy()
+
+
 class CompiledChain:
     """The flat arrays of a :class:`~core.engine.ChainModel` and the compiled algorithms on them.
 
-    Built by :func:`compile_chain`. Every method takes real, finite arrays of
-    the model's sizes (the model checks them).
+    Built by :func:`compile_chain`. Every method takes real, finite, contiguous float
+    arrays of the model's sizes (the model checks them).
     """
 
     def __init__(self, table: np.ndarray, buffer: np.ndarray, gravity: np.ndarray) -> None:
@@ -790,29 +796,35 @@ class CompiledChain:
 
     def forward(self, q, qd, applied) -> np.ndarray:
         """q̈ with M q̈ + h + G = applied."""
-        return forward(self.table, self.buffer, self.smax, q, qd, applied, self.gravity)
+        return forward(
+            self.table, self.buffer, self.smax, _writable(q), _writable(qd), _writable(applied), self.gravity
+        )
 
     def solve(self, q, rhs) -> np.ndarray:
         """M(q)⁻¹ rhs (the recursion at rest, no gravity)."""
-        return forward(self.table, self.buffer, self.smax, q, 0 * q, rhs, self._zero_gravity)
+        return forward(
+            self.table, self.buffer, self.smax, _writable(q), 0 * q, _writable(rhs), self._zero_gravity
+        )
 
     def inverse(self, q, qd, qdd, gravity: bool = True) -> np.ndarray:
         """M q̈ + h + G (G left out if not ``gravity``)."""
         g = self.gravity if gravity else self._zero_gravity
-        return inverse(self.table, self.buffer, self.smax, q, qd, qdd, g)
+        return inverse(self.table, self.buffer, self.smax, _writable(q), _writable(qd), _writable(qdd), g)
 
     def bias(self, q, qd) -> np.ndarray:
         """h(q, q̇) = C(q, q̇) q̇."""
-        return inverse(self.table, self.buffer, self.smax, q, qd, 0 * q, self._zero_gravity)
+        return inverse(
+            self.table, self.buffer, self.smax, _writable(q), _writable(qd), 0 * q, self._zero_gravity
+        )
 
     def gravity_forces(self, q) -> np.ndarray:
         """G(q)."""
         zero = 0 * q
-        return inverse(self.table, self.buffer, self.smax, q, zero, zero, self.gravity)
+        return inverse(self.table, self.buffer, self.smax, _writable(q), zero, zero, self.gravity)
 
     def mass(self, q) -> np.ndarray:
         """M(q)."""
-        return mass(self.table, self.buffer, self.smax, q)
+        return mass(self.table, self.buffer, self.smax, _writable(q))
 
 
 def _spatial(mass_: float, com: np.ndarray, tensor: np.ndarray) -> np.ndarray:

@@ -98,8 +98,12 @@ class _JointGains:
         return cls(kp=kp, kd=kd)
 
     def gains(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """(k_p, k_d) broadcast to ``n`` joints and checked."""
-        return _gains("kp", self.kp, n), _gains("kd", self.kd, n)
+        """(k_p, k_d) broadcast to ``n`` joints and checked (once per n: controllers run in
+        every right-hand side of a simulation)."""
+        cache = self.__dict__.setdefault("_gains", {})  # a frozen dataclass: no attribute assignment
+        if n not in cache:
+            cache[n] = _gains("kp", self.kp, n), _gains("kd", self.kd, n)
+        return cache[n]
 
 
 @dataclass(frozen=True)

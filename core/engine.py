@@ -601,3 +601,8 @@ class ChainModel(Model):
         if qdd.shape != (self.n_dof,):
             raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
         return self.compiled.inverse(q, qd, qdd)
+
+    def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
+        if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability
+            return super().inverse_dynamics(q, qd, qdd)
+        return self.generalized_forces(q, qd, qdd)  # a rigid chain: B = 1, τ = Q exactly

@@ -46,8 +46,8 @@ SOLVERS: dict = {}
 
 def _composite(model: Model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) -> np.ndarray:
     """Build M(q) and solve M q̈ = applied − h − G with its Cholesky factor, O(N³)."""
-    factor = scipy.linalg.cho_factor(model.mass_matrix(q))
-    return scipy.linalg.cho_solve(factor, applied - model.nonlinear_forces(q, qd))
+    rhs = applied - model.nonlinear_forces(q, qd)  # first: the numpy engine caches its frames for M
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(model.mass_matrix(q)), rhs)
 
 
 SOLVERS["composite"] = _composite

@@ -76,7 +76,9 @@ def simulate(
     -------
     DataFrame
         One row per output time: ``time``; every coordinate and its rate
-        (``<name>_dot``); torques ``tau1…``; tip position ``tip_x, tip_y,
+        (``<name>_dot``); the joint accelerations (``<joint>_ddot``); with a
+        trajectory the reference joint values and rates (``<joint>_ref``,
+        ``<joint>_ref_dot``); torques ``tau1…``; tip position ``tip_x, tip_y,
         tip_z``; tip deflection per flexible link (``tip_w<i>`` in-plane,
         ``tip_v<i>`` out-of-plane) [m]; ``kinetic``, ``potential``,
         ``energy`` [J]; ``input_power`` [W]; ``work_input``,
@@ -115,10 +117,10 @@ def simulate(
     def rhs(t: float, x: np.ndarray) -> np.ndarray:
         q, qd = x[:n], x[n : 2 * n]
         tau = inputs(t, q, qd)
-        B = model.input_matrix(q)
         qdd = model.forward_dynamics(q, qd, tau, solver=solver)
-        power_in = qd @ B @ tau
-        dissipated = qd @ model.damping_matrix(q) @ qd - qd @ B @ model.friction_forces(q, qd)
+        u = model.input_matrix(q).T @ qd  # actuated rates
+        power_in = u @ tau
+        dissipated = qd @ model.damping_matrix(q) @ qd - u @ model.friction_forces(q, qd)
         for k, (index, wave_speed) in enumerate(speeds):
             ratio = abs(qd[index]) * q[index] / wave_speed
             if ratio > worst[k][0]:
@@ -132,7 +134,7 @@ def simulate(
     start = time.perf_counter()
     solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval)
     wall = time.perf_counter() - start
-    frame = _frame(model, solution.t, solution.y, inputs, trajectory)
+    frame = _frame(model, solution.t, solution.y, inputs, trajectory, solver)
     frame.attrs.update(
         nfev=int(solution.nfev),
         njev=int(solution.njev),
@@ -169,7 +171,9 @@ def _wave_speeds(model: Model) -> list[tuple[int, float]]:
     return result
 
 
-def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory) -> pd.DataFrame:
+def _frame(
+    model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory, solver: str
+) -> pd.DataFrame:
     n = model.n_dof
     speeds = _wave_speeds(model)
     names = list(model.coordinates)
@@ -185,8 +189,16 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, inputs, trajecto
         row.update(tip_x=tip[0], tip_y=tip[1], tip_z=tip[2])
         row.update(model.tip_deflections(q))
         if trajectory is not None:
-            q_d, _, _ = trajectory.evaluate(t)
+            q_d, qd_d, _ = trajectory.evaluate(t)
             row.update({f"{name}_ref": v for name, v in zip(names[: model.n_joints], q_d, strict=True)})
+            row.update({f"{name}_ref_dot": v for name, v in zip(names[: model.n_joints], qd_d, strict=True)})
+        qdd = model.forward_dynamics(q, qd, tau, solver=solver)
+        row.update(
+            {
+                f"{name}_ddot": v
+                for name, v in zip(names[: model.n_joints], qdd[: model.n_joints], strict=True)
+            }
+        )
         kinetic, potential = model.kinetic_energy(q, qd), model.potential_energy(q)
         row.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
         row["input_power"] = qd @ model.input_matrix(q) @ tau

@@ -85,13 +85,22 @@ def complex_plane_plot(points: pd.DataFrame, folder: Path, stem: str) -> list[st
 
 
 def time_plot(
-    results: pd.DataFrame, columns: list[list[str]], titles: list[str], folder: Path, stem: str
+    results: pd.DataFrame,
+    columns: list[list[str]],
+    titles: list[str],
+    folder: Path,
+    stem: str,
+    by: list[str] | None = None,
 ) -> list[str]:
-    """Time histories of several cases overlaid: one panel per group of columns."""
+    """Time histories of several cases overlaid: one panel per group of columns, one line
+    per case (or per group of the ``by`` columns: a case and a solver, say; a column with a
+    single value in ``results`` is left out of the labels)."""
+    by = [c for c in (by or ["case"]) if c in results]
+    shown = [c for c in by if c != "case" and results[c].nunique() > 1]
     figure, axes = plt.subplots(len(columns), 1, figsize=(7, 2.3 * len(columns)), sharex=True, squeeze=False)
     for axis, group_columns, title in zip(axes[:, 0], columns, titles, strict=True):
-        for _, case in results.groupby("case"):
-            label = label_of(case.iloc[0])
+        for _, case in results.groupby(by, sort=False):
+            label = " ".join([label_of(case.iloc[0]), *(str(case.iloc[0][c]) for c in shown)])
             for column in group_columns:
                 if column in case:
                     axis.plot(case["time"], case[column], lw=1, label=f"{label} {column}")
@@ -99,4 +108,25 @@ def time_plot(
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=5, ncol=2)
     axes[-1, 0].set_xlabel("time [s]")
+    return save(figure, folder, stem)
+
+
+def loglog_plot(
+    results: pd.DataFrame, x: str, y: str, by: list[str], xlabel: str, ylabel: str, folder: Path, stem: str
+) -> list[str]:
+    """``y`` against ``x`` on log-log axes, one line per group of the ``by`` columns
+    (a case is labelled by its discretization)."""
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for keys, group in results.groupby(by, sort=True):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        parts = [
+            label_of(group.iloc[0]) if key == "case" else str(value)
+            for key, value in zip(by, keys, strict=True)
+        ]
+        group = group.sort_values(x)
+        axis.loglog(group[x], group[y], "o-", lw=1, ms=3, label=" ".join(parts))
+    axis.set_xlabel(xlabel)
+    axis.set_ylabel(ylabel)
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(fontsize=6)
     return save(figure, folder, stem)

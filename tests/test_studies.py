@@ -76,6 +76,12 @@ def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
         )
         assert load_config(short).analysis == analysis
         path = short
+    if config.study.kind == "timing":  # the same measurements, shorter
+        short = tmp_path / f"{example}.toml"
+        text = re.sub(r"(?m)^budget = .*$", "budget = 0.005", path.read_text())
+        text = re.sub(r"(?m)^chain_links = .*$", "chain_links = [2, 4]", text)
+        short.write_text(re.sub(r"(?m)^simulate = .*$", "simulate = 0.005", text))
+        path = short
     assert run_cli("run", str(path), "--output", str(tmp_path / example)) == 0
     folder = tmp_path / example
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -130,7 +136,24 @@ def _zero_dynamics_checks(results: pd.DataFrame) -> None:
         assert distance.max() <= 1e-9 * np.abs(values).max()
 
 
+def _timing_checks(results: pd.DataFrame) -> None:
+    """Every case timed on the arm and each chain with each solver; rates are the inverse
+    times (no wall-time thresholds: those live in benchmarks/)."""
+    assert (results["fd_us"] > 0).all() and (results["mass_matrix_us"] > 0).all()
+    np.testing.assert_allclose(results["evaluations_per_s"] * results["fd_us"], 1e6, rtol=1e-12)
+    for _, group in results.groupby("case"):
+        assert sorted(set(zip(group["arm"], group["links"], strict=True))) == [
+            ("arm", 3),
+            ("chain", 2),
+            ("chain", 4),
+        ]
+        assert set(group["solver"]) == {"composite", "recursive"}
+        own = group[group["arm"] == "arm"]
+        assert (own["wall_s_per_simulated_s"] > 0).all()
+
+
 EXAMPLE_CHECKS = {
+    "timing": _timing_checks,
     "frequencies": _frequency_checks,
     "convergence": _frequency_checks,
     "verify": _verify_checks,
@@ -631,3 +654,80 @@ def test_frequency_studies_pair_mode_shapes_by_mac(tmp_path):
     assert len(flagged) == 1 and flagged.iloc[0]["flag"] == "MAC < 0.9"
     assert float(flagged.iloc[0]["mac"]) == pytest.approx(0.768, abs=1e-3)
     assert "1 pairing(s) flagged" in (tmp_path / "a" / "summary.md").read_text()
+
+
+def test_timing_study_fits_exponents_and_checks_its_inputs(tmp_path):
+    """A tiny timing study: one case, chains of 2, 4 and 8 links; the exponent table has
+    one row per solver fitted over all three chains (fewer than two have ≥ 8 links),
+    equal to a log-log least-squares fit of the results; bad solvers and chains on a
+    rigid arm are refused naming the key."""
+    from studies.kinds.timing import fitted_exponents
+
+    config = """
+[study]
+name = "t"
+kind = "timing"
+[arm]
+preset = "lumped-two-link"
+[sweep]
+backends = ["amm"]
+shapes = ["clamped-free"]
+modes = [1]
+[analysis]
+chain_links = [2, 4, 8]
+budget = 0.001
+"""
+    assert run_cli("run", str(write(tmp_path, config)), "--output", str(tmp_path / "out")) == 0
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    exponents = pd.read_csv(tmp_path / "out" / "exponents.csv")
+    assert list(exponents["solver"]) == ["composite", "recursive"]
+    assert list(exponents["links"]) == ["2–8", "2–8"]
+    for solver, p in zip(exponents["solver"], exponents["exponent"], strict=True):
+        chains = results[(results["arm"] == "chain") & (results["solver"] == solver)]
+        expected = np.polyfit(np.log(chains["links"]), np.log(chains["fd_us"]), 1)[0]
+        assert p == pytest.approx(expected, rel=1e-12)
+    pd.testing.assert_frame_equal(fitted_exponents(results), exponents, check_dtype=False)
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "timing_links.png" in summary and (tmp_path / "out" / "timing_links.png").exists()
+    bad = config.replace("budget = 0.001", 'budget = 0.001\nsolvers = ["cholesky"]')
+    assert run_cli("run", str(write(tmp_path, bad, "bad.toml")), "--output", str(tmp_path / "o2")) != 0
+    rigid = config.replace('preset = "lumped-two-link"', 'preset = "rigid-two-link"')
+    assert run_cli("run", str(write(tmp_path, rigid, "rigid.toml")), "--output", str(tmp_path / "o3")) != 0
+
+
+def test_simulation_with_two_solvers_tags_rows_and_agrees(tmp_path):
+    """``solver = [...]`` runs each case once per solver: rows tagged by solver, one table row
+    each with its cost, a tracking figure against the desired trajectory; the two solvers'
+    joint histories agree to the integrator's tolerance (rtol 1e-7; measured 1.8e-11 rad of 7.4e-3, bound 1e-6)."""
+    config = """
+[study]
+name = "two-solvers"
+kind = "simulation"
+[arm]
+preset = "space-arm-3link"
+[sweep]
+backends = ["amm"]
+shapes = ["clamped-free"]
+modes = [1]
+[analysis]
+t_end = 0.5
+controller = { kind = "feed-forward" }
+trajectory = { kind = "cycloidal", k = [0.075, 0.05, 0.1], T = [10.0, 5.0, 5.0] }
+solver = ["composite", "recursive"]
+rtol = 1e-7
+atol = 1e-9
+output_points = 11
+"""
+    assert run_cli("run", str(write(tmp_path, config)), "--output", str(tmp_path / "out")) == 0
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert list(results["solver"].unique()) == ["composite", "recursive"]
+    composite, recursive = (results[results["solver"] == s] for s in ("composite", "recursive"))
+    joints = ["theta1", "theta2", "theta3"]
+    assert np.max(np.abs(composite[joints].to_numpy() - recursive[joints].to_numpy())) < 1e-6
+    assert (results["theta1_ddot"].abs() > 0).any() and "theta1_ref_dot" in results
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "tracking.png" in summary and (tmp_path / "out" / "tracking.png").exists()
+    table = summary.split("## maxima and differences")[1]
+    assert "| composite |" in table and "| recursive |" in table and "max_joint_error_to_reference" in table
+    bad = config.replace('solver = ["composite", "recursive"]', "solver = []")
+    assert run_cli("run", str(write(tmp_path, bad, "bad.toml")), "--output", str(tmp_path / "o2")) != 0

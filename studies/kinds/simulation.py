@@ -76,7 +76,8 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
         trajectory=(trajectory | None, None),
         controller=(controller, controller()),
         method=(Literal[METHODS], "Radau"),
-        solver=(Literal[solvers], "composite"),
+        # one solver or several (each case then runs once per solver, rows tagged by ``solver``)
+        solver=(Literal[solvers] | Annotated[list[Literal[solvers]], Field(min_length=1)], "composite"),
         rtol=(PositiveFloat, RTOL),
         atol=(PositiveFloat, ATOL),
         output_points=(PositiveInt, 201),
@@ -121,6 +122,12 @@ def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
     return q0, trajectory
 
 
+def solvers_of(analysis) -> list[str]:
+    """The solvers of ``analysis.solver`` (a name or a list), each once, in order."""
+    names = [analysis.solver] if isinstance(analysis.solver, str) else analysis.solver
+    return list(dict.fromkeys(names))
+
+
 class Simulation(StudyKind):
     name = "simulation"
 
@@ -138,32 +145,39 @@ class Simulation(StudyKind):
         q0 = model.home()
         q0[: arm.n_joints] = q0_joints
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
-        frame = simulate(
-            model,
-            (0.0, analysis.t_end),
-            q0,
-            controller=_controller(analysis.controller, arm),
-            trajectory=trajectory,
-            method=analysis.method,
-            solver=analysis.solver,
-            rtol=analysis.rtol,
-            atol=analysis.atol,
-            t_eval=times,
-        )
-        for key, value in reversed(case.columns().items()):
-            frame.insert(0, key, value)
-        frame["n_dof"] = model.n_dof
-        for key in ("nfev", "njev", "nlu"):  # deterministic; the wall time goes to the manifest
-            frame[key] = frame.attrs[key]
-        return frame.to_dict("records")
+        rows = []
+        for solver in solvers_of(analysis):
+            frame = simulate(
+                model,
+                (0.0, analysis.t_end),
+                q0,
+                controller=_controller(analysis.controller, arm),
+                trajectory=trajectory,
+                method=analysis.method,
+                solver=solver,
+                rtol=analysis.rtol,
+                atol=analysis.atol,
+                t_eval=times,
+            )
+            frame.insert(0, "solver", solver)
+            for key, value in reversed(case.columns().items()):
+                frame.insert(0, key, value)
+            frame["n_dof"] = model.n_dof
+            for key in ("nfev", "njev", "nlu"):
+                frame[key] = frame.attrs[key]
+            # The one column that differs between reruns: what each solver cost.
+            frame["wall_time_s"] = frame.attrs["wall_time"]
+            rows += frame.to_dict("records")
+        return rows
 
     def tables(self, results, arm, analysis):
         rows = []
-        reference = results[results["case"] == finest_case(results)]
+        finest = results[results["case"] == finest_case(results)]
+        reference = finest[finest["solver"] == finest["solver"].iloc[0]]
         joints = list(arm.joint_names)
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
-        for _, group in results.groupby("case"):
-            row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
+        for _, group in results.groupby(["case", "solver"], sort=False):
+            row = {k: group.iloc[0][k] for k in (*SWEEP_COLUMNS, "solver")}
             for column in tips:
                 row[f"max_abs_{column}"] = group[column].abs().max()
             row["max_joint_diff_to_finest"] = (
@@ -171,10 +185,17 @@ class Simulation(StudyKind):
                 if joints
                 else np.nan
             )
+            references = [f"{name}_ref" for name in joints]
+            if all(column in group for column in references):
+                row["max_joint_error_to_reference"] = float(
+                    np.max(np.abs(group[joints].to_numpy() - group[references].to_numpy()))
+                )
             row["energy_balance_error"] = group["energy_balance_error"].abs().max()
             row["rhs_evaluations"] = int(group["nfev"].iloc[0])
             row["jacobian_evaluations"] = int(group["njev"].iloc[0])
             row["lu_decompositions"] = int(group["nlu"].iloc[0])
+            row["wall_time_s"] = float(group["wall_time_s"].iloc[0])
+            row["wall_s_per_simulated_s"] = row["wall_time_s"] / analysis.t_end
             rows.append(row)
         tables = {"maxima and differences": pd.DataFrame(rows)}
         if analysis.spectrum:
@@ -197,14 +218,43 @@ class Simulation(StudyKind):
             joints = list(arm.joint_names)
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
             taus = [c for c in results.columns if c.startswith("tau")]
+            by = ["case", "solver"]
             names = time_plot(
                 results,
                 [joints, tips, taus, ["energy_balance_error"]],
                 ["joints", "tip deflection [m]", "torque", "energy balance [J]"],
                 folder,
                 "time_response",
+                by=by,
             )
             text.append(f"![time response]({names[0]}) ([PDF]({names[1]}))")
+            if all(f"{name}_ref" in results for name in joints):
+                tracking = results.copy()
+                errors = [f"{name}_error" for name in joints]
+                for name, error in zip(joints, errors, strict=True):
+                    tracking[error] = tracking[name] - tracking[f"{name}_ref"]
+                rigid_power = sum(
+                    tracking[f"tau{i}"] * tracking[f"{name}_ref_dot"] for i, name in enumerate(joints, 1)
+                )
+                tracking["power_difference"] = tracking["input_power"] - rigid_power
+                names = time_plot(
+                    tracking,
+                    [errors, tips, ["power_difference"], [f"{name}_ddot" for name in joints]],
+                    [
+                        "joint error [rad or m]",
+                        "tip deflection [m]",
+                        "power − rigid power [W]",
+                        "joint acceleration",
+                    ],
+                    folder,
+                    "tracking",
+                    by=by,
+                )
+                text.append(
+                    "Tracking (seed 001's comparison): joint errors to the desired trajectory, tip "
+                    "deflections, input power Σ τ q̇ minus the rigid model's Σ τ q̇_d, joint accelerations. "
+                    f"![tracking]({names[0]}) ([PDF]({names[1]}))"
+                )
         return text
 
 
