@@ -40,9 +40,14 @@ O(n (6 + m)³); :func:`inverse` the recursive Newton–Euler algorithm (M q̈ + 
 + G); :func:`mass` the composite-rigid-body algorithm for M alone. Seed 001
 (Boyer et al.) derives the same recursions for flexible chains.
 
-Translating links (a flexible link sliding through its prismatic hub) are
-not compiled: :func:`compile_chain` returns None for such a model and the
-engine keeps its numpy path.
+A translating link (a flexible link sliding through its prismatic hub) is a
+body with ν = (v, ω, δ̇, l̇) in its beam axes and the inertia
+M_b(δ, l) of :class:`~core.flexible_body.TranslatingBody`; its joint space is
+u = (δ̇, l̇) (the joint moves no frame), its tip carries the l̇ column
+(e_x, −θ/l), and Ṁ_b, ∂T/∂σ come by the complex step through M_b (not
+polynomial in l). Its kinetic energy leaves out the convective term while its
+gravity potential is exact, so the base-acceleration gravity is corrected on
+its free length (:func:`_gravity_correction`).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import numpy as np
 from numba import njit
 
 from core.derivatives import COMPLEX_STEP
+from core.kinematics import check_free_length
 
 #: Columns of the integer table, one row per link.
 (
@@ -78,8 +84,14 @@ from core.derivatives import COMPLEX_STEP
     O_MDD,
     O_U,
     O_THETA,
-) = range(22)
-COLUMNS = 22
+    TRANSLATING,  # a flexible link sliding through the hub of its prismatic joint
+    SIZE,  # 6 + m (+ 1 for a translating link's l̇): the length of ν_i
+    O_AL,
+    O_BL,
+    O_P,
+    O_R0,
+) = range(28)
+COLUMNS = 28
 #: Scalars of each link at ``O_SCALARS``.
 (
     S_THETA_OFFSET,
@@ -93,8 +105,9 @@ COLUMNS = 22
     S_HUB_MASS,
     S_HUB_INERTIA,
     S_ARMATURE,
-) = range(11)
-SCALARS = 11
+    S_RHO,  # mass per length of a translating link
+) = range(12)
+SCALARS = 12
 
 SERIES_THRESHOLD = 1e-4  # as core.rotations
 
@@ -249,15 +262,18 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
     U = np.empty((3, mmax), dtype=np.complex128)  # U in beam axes, then Rtᵀ U
     JT = np.empty((3, mmax), dtype=np.complex128)  # J_L Θ
     Pe = np.empty((6, smax), dtype=np.complex128)
-    mp = 0
+    sp = 6  # the parent's ν size
     for i in range(n):
         row = table[i]
         o = row[O_SCALARS]
         m = row[M_COORDS]
-        s = 6 + m
-        sp = 6 + mp
+        s = row[SIZE]
         col = row[COLUMN]
-        if row[KIND] == 0:
+        translating = row[TRANSLATING] == 1
+        if translating:  # the hub stays: q_i is the free length
+            theta = complex(F[o + S_THETA_OFFSET], 0.0)
+            d = complex(F[o + S_D], 0.0)
+        elif row[KIND] == 0:
             theta = qc[i] + F[o + S_THETA_OFFSET]
             d = complex(F[o + S_D], 0.0)
         else:
@@ -274,12 +290,18 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
             A[3, j] = c * P[3, j] + sn * P[4, j]
             A[4, j] = -sn * P[3, j] + c * P[4, j]
             A[5, j] = P[5, j]
+            if translating:  # into the beam axes: x_b = z, y_b = x, z_b = y of the link frame
+                A[0, j], A[1, j], A[2, j] = A[2, j], A[0, j], A[1, j]
+                A[3, j], A[4, j], A[5, j] = A[5, j], A[3, j], A[4, j]
         for k in range(6):
             acc = 0j
             for j in range(sp):
                 acc += A[k, j] * nu_p[j]
             nu[k] = acc
-        nu[5 if row[KIND] == 0 else 2] += qd[i]
+        if translating:
+            nu[6 + m] = qd[i]  # l̇
+        else:
+            nu[5 if row[KIND] == 0 else 2] += qd[i]
         for k in range(m):
             nu[6 + k] = qd[col + k]
         for k in range(6):
@@ -301,7 +323,9 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
         r[0], r[1], r[2] = F[o + S_A], 0.0, 0.0
         if row[FLEXIBLE]:
             oU, oT = row[O_U], row[O_THETA]
-            r[0] = F[o + S_LENGTH]
+            length = qc[i] if translating else complex(F[o + S_LENGTH], 0.0)
+            r[0] = length
+            scale = 1.0 / length if translating else 1.0 + 0j  # θ = Θδ/l on a translating link
             for a in range(3):
                 acc_r = 0j
                 acc_t = 0j
@@ -309,7 +333,7 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
                     acc_r += F[oU + a * m + k] * qc[col + k]
                     acc_t += F[oT + a * m + k] * qc[col + k]
                 r[a] += acc_r
-                th[a] = acc_t
+                th[a] = acc_t * scale
             x2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
             ra, rb, rc = _ratios(x2)  # R = 1 + a θ̃ + b θ̃², J_L = 1 + b θ̃ + c θ̃², θ̃² = θθᵀ − x 1
             for a in range(3):
@@ -330,14 +354,22 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
                 z0 = th[1] * w2 - th[2] * w1
                 z1 = th[2] * w0 - th[0] * w2
                 z2 = th[0] * w1 - th[1] * w0
-                JT[0, k] = v0 + rb * w0 + rc * z0
-                JT[1, k] = v1 + rb * w1 + rc * z1
-                JT[2, k] = v2 + rb * w2 + rc * z2
+                JT[0, k] = (v0 + rb * w0 + rc * z0) * scale
+                JT[1, k] = (v1 + rb * w1 + rc * z1) * scale
+                JT[2, k] = (v2 + rb * w2 + rc * z2) * scale
                 U[0, k] = F[oU + k]
                 U[1, k] = F[oU + m + k]
                 U[2, k] = F[oU + 2 * m + k]
+            if translating:
+                # l̇ slides the tip out along x_b and turns it by ∂θ/∂l = −θ/l (J_L θ = θ);
+                # the end frame is exp(θ̃) turned back to the link's axes: R_e Rbᵀ.
+                U[0, m], U[1, m], U[2, m] = 1.0, 0.0, 0.0
+                for a in range(3):
+                    JT[a, m] = -th[a] * scale
+                for a in range(3):
+                    R[a, 0], R[a, 1], R[a, 2] = R[a, 1], R[a, 2], R[a, 0]
         if row[HAS_PAYLOAD]:
-            _tip_map(R, r, U, JT, m, Pe)
+            _tip_map(R, r, U, JT, s - 6, Pe)
             for k in range(6):
                 acc = 0j
                 known = 0.0
@@ -352,11 +384,11 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
             Rt[a, 0] = R[a, 0]
             Rt[a, 1] = ca * R[a, 1] + sa * R[a, 2]
             Rt[a, 2] = -sa * R[a, 1] + ca * R[a, 2]
-        _tip_map(Rt, r, U, JT, m, P)
+        _tip_map(Rt, r, U, JT, s - 6, P)
         for k in range(s):
             nu_p[k] = nu[k]
             bias_p[k] = bias[k]
-        mp = m
+        sp = s
 
 
 # -- body inertia ---------------------------------------------------------------------------------
@@ -370,12 +402,14 @@ def _body(table, F, i, q, qd, nu, want_force, M, b, work):
     row = table[i]
     o = row[O_SCALARS]
     m = row[M_COORDS]
-    s = 6 + m
+    s = row[SIZE]
     for a in range(s):
         b[a] = 0.0
         for c in range(s):
             M[a, c] = 0.0
-    if row[FLEXIBLE]:
+    if row[TRANSLATING]:
+        _translating_body(F, row, i, q, qd, nu, want_force, M, b)
+    elif row[FLEXIBLE]:
         col, planes, No, mm = row[COLUMN], row[PLANES], row[O_N], m * m
         oA, oB = row[O_A], row[O_B]
         S1 = np.zeros(3)
@@ -484,10 +518,138 @@ def _body(table, F, i, q, qd, nu, want_force, M, b, work):
 
 
 @njit(cache=True)
+def _translating_mass(F, row, sigma, M):
+    """M_b(δ, l) of a translating link (:meth:`~core.flexible_body.TranslatingBody.mass_matrix`)
+    into M[:7 + m, :7 + m], for complex σ = (δ, l) (the body's derivatives come by the complex
+    step: M_b is not polynomial in l)."""
+    o, m, planes = row[O_SCALARS], row[M_COORDS], row[PLANES]
+    mass, rho, L = F[o + S_MASS], F[o + S_RHO], F[o + S_LENGTH]
+    oA, oB, oAl, oBl, No, Po, mm = row[O_A], row[O_B], row[O_AL], row[O_BL], row[O_N], row[O_P], m * m
+    delta = sigma[:m]
+    l = sigma[m]
+    A0d = np.zeros(3, dtype=np.complex128)
+    B0d = np.zeros(3, dtype=np.complex128)
+    Ald = np.zeros(3, dtype=np.complex128)
+    Bld = np.zeros(3, dtype=np.complex128)
+    for a in range(3):
+        for k in range(m):
+            A0d[a] += F[oA + a * m + k] * delta[k]
+            B0d[a] += F[oB + a * m + k] * delta[k]
+            Ald[a] += F[oAl + a * m + k] * delta[k]
+            Bld[a] += F[oBl + a * m + k] * delta[k]
+    S1 = l * A0d
+    S1[0] += mass * (l - L / 2)  # ρ(l² − (L − l)²)/2 without cancellation
+    Q = np.zeros((3, 3), dtype=np.complex128)
+    Q[0, 0] = rho * (l**3 + (L - l) ** 3) / 3
+    Q[0, 1] = Q[1, 0] = l * l * B0d[1]
+    Q[0, 2] = Q[2, 0] = l * l * B0d[2]
+    skew_row = np.zeros(m, dtype=np.complex128)  # δᵀN₀₀₁ − δᵀN₀₁₀
+    twist = 0j  # δᵀ(P₀₁ − P₁₀)δ
+    d_l = np.zeros(m, dtype=np.complex128)  # Σ_a P_aa δ
+    for a in range(planes):
+        for c in range(planes):
+            base, pbase = No + (2 * a + c) * mm, Po + (2 * a + c) * mm
+            x = 0j
+            for p in range(m):
+                for k in range(m):
+                    x += delta[p] * F[base + p * m + k] * delta[k]
+                    if a == c:
+                        d_l[p] += F[pbase + p * m + k] * delta[k]
+                    elif a == 0:
+                        skew_row[k] += delta[p] * F[base + p * m + k]
+                        twist += delta[p] * F[pbase + p * m + k] * delta[k]
+                    else:
+                        skew_row[k] -= delta[p] * F[base + p * m + k]
+                        twist -= delta[p] * F[pbase + p * m + k] * delta[k]
+            Q[1 + a, 1 + c] = l * x
+    tr = Q[0, 0] + Q[1, 1] + Q[2, 2]
+    for a in range(3):
+        M[a, a] = mass
+        for c in range(3):
+            M[3 + a, 3 + c] = (tr if a == c else 0.0) - Q[a, c]
+        for k in range(m):
+            M[a, 6 + k] = M[6 + k, a] = l * F[oA + a * m + k]
+    M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
+    M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
+    oM, oR = row[O_MDD], row[O_R0]
+    quadratic = 0j  # δᵀ R₀ δ
+    for k in range(m):
+        # l² x̃ B₀ (rows y, z) and the δ-dependent axial row
+        M[3, 6 + k] = M[6 + k, 3] = l * skew_row[k]
+        M[4, 6 + k] = M[6 + k, 4] = -l * l * F[oB + 2 * m + k]
+        M[5, 6 + k] = M[6 + k, 5] = l * l * F[oB + m + k]
+        for p in range(m):
+            M[6 + k, 6 + p] = l * F[oM + k * m + p]
+            quadratic += delta[k] * F[oR + k * m + p] * delta[p]
+    last = 6 + m
+    column = np.zeros(last, dtype=np.complex128)  # the l̇ column: v, ω, δ rows
+    column[0] = Ald[0] + mass
+    column[1], column[2] = Ald[1], Ald[2]
+    column[3] = twist
+    column[4] = -l * Bld[2] + l * A0d[2]
+    column[5] = l * Bld[1] - l * A0d[1]
+    for k in range(m):
+        column[6 + k] = d_l[k]
+    for a in range(last):
+        M[a, last] = M[last, a] = column[a]
+    M[last, last] = mass + quadratic / l
+
+
+@njit(cache=True)
+def _translating_body(F, row, i, q, qd, nu, want_force, M, b):
+    """M_i and (if ``want_force``) Ṁ ν − (0, 0, ∂T/∂σ) of a translating link, σ = (δ, l), by
+    the complex step through :func:`_translating_mass` (exact to round-off)."""
+    m, col = row[M_COORDS], row[COLUMN]
+    s = 7 + m
+    h = COMPLEX_STEP
+    sigma = np.empty(m + 1, dtype=np.complex128)
+    rate = np.empty(m + 1)
+    for k in range(m):
+        sigma[k], rate[k] = q[col + k], qd[col + k]
+    sigma[m], rate[m] = q[i], qd[i]
+    Mc = np.zeros((s, s), dtype=np.complex128)
+    _translating_mass(F, row, sigma, Mc)
+    for a in range(s):
+        for c in range(s):
+            M[a, c] = Mc[a, c].real
+    if not want_force:
+        return
+    speed = 0.0
+    for k in range(m + 1):
+        speed = max(speed, abs(rate[k]))
+    if speed > 0:
+        step = sigma.copy()
+        for k in range(m + 1):
+            step[k] += 1j * h * rate[k] / speed
+        Mc[:, :] = 0
+        _translating_mass(F, row, step, Mc)
+        for a in range(s):
+            acc = 0.0
+            for c in range(s):
+                acc += Mc[a, c].imag * nu[c]
+            b[a] += acc * speed / h  # Ṁ ν
+    for k in range(m + 1):  # ∂T/∂σ_k = ½ νᵀ ∂M_b/∂σ_k ν
+        step = sigma.copy()
+        step[k] += 1j * h
+        Mc[:, :] = 0
+        _translating_mass(F, row, step, Mc)
+        acc = 0.0
+        for a in range(s):
+            for c in range(s):
+                acc += nu[a] * Mc[a, c].imag * nu[c]
+        b[6 + k] -= 0.5 * acc / h
+
+
+@njit(cache=True)
 def _joint_rows(table, i, rows, cols):
     """Fill rows[:1 + m] with the rows of ν_i that u_i = (q̇_i, δ̇_i) drives (S_i is a selection)
     and cols[:1 + m] with the indices of u_i in q."""
     m = table[i, M_COORDS]
+    if table[i, TRANSLATING]:  # u_i = (δ̇_i, l̇_i): internal rates only
+        for k in range(m + 1):
+            rows[k] = 6 + k
+            cols[k] = table[i, COLUMN] + k if k < m else i
+        return
     rows[0] = 5 if table[i, KIND] == 0 else 2
     cols[0] = i
     for k in range(m):
@@ -530,6 +692,31 @@ def _payload_terms(table, F, i, s, P_end, V_end, c_end, M, f, acceleration):
 
 
 @njit(cache=True)
+def _gravity_correction(table, F, q, A, gravity, out):
+    """out += G − G_base for the free lengths of translating links, where G_base is what the
+    base acceleration −g gives. The sliding beam's kinetic energy leaves out the convective
+    term l̇ ∂w/∂s (SPEC §4), so its l̇ row M_vl = m e_x + A_l0 δ is not ∂S₁/∂l = m e_x + A₀ δ
+    of the exact potential −g·S₁ the engine uses; the difference is −g_b·(A₀ − A_l0) δ
+    (g_b: gravity in the beam axes, carried down the chain by the ω-blocks of A, which hold
+    every relative rotation, deflected tips included)."""
+    g = gravity.copy()
+    gb = np.empty(3)
+    for i in range(table.shape[0]):
+        for a in range(3):
+            gb[a] = A[i, 3 + a, 3] * g[0] + A[i, 3 + a, 4] * g[1] + A[i, 3 + a, 5] * g[2]
+        g[:] = gb
+        row = table[i]
+        if not row[TRANSLATING]:
+            continue
+        m, col, oA, oAl = row[M_COORDS], row[COLUMN], row[O_A], row[O_AL]
+        acc = 0.0
+        for a in range(3):
+            for k in range(m):
+                acc += g[a] * (F[oA + a * m + k] - F[oAl + a * m + k]) * q[col + k]
+        out[i] -= acc
+
+
+@njit(cache=True)
 def _pass(table, F, q, qd, smax):
     n = table.shape[0]
     A = np.zeros((n, 6, smax))
@@ -555,12 +742,15 @@ def forward(table, F, smax, q, qd, applied, gravity):
     n = table.shape[0]
     kmax = smax - 5
     A, P_end, nu, c, V_end, c_end = _pass(table, F, q, qd, smax)
+    correction = np.zeros(q.size)
+    _gravity_correction(table, F, q, A, gravity, correction)
+    applied = applied - correction
     IA = np.zeros((n, smax, smax))
     pA = np.zeros((n, smax))
     work = np.zeros((3, smax))
     zero = np.zeros(smax)
     for i in range(n):
-        s = 6 + table[i, M_COORDS]
+        s = table[i, SIZE]
         _body(table, F, i, q, qd, nu[i], True, IA[i], pA[i], work)
         if table[i, HAS_PAYLOAD]:
             _payload_terms(table, F, i, s, P_end, V_end, c_end, IA[i], pA[i], zero)
@@ -577,7 +767,7 @@ def forward(table, F, smax, q, qd, applied, gravity):
     Wc = np.empty(kmax)
     for i in range(n - 1, -1, -1):
         m = table[i, M_COORDS]
-        s, k = 6 + m, 1 + m
+        s, k = table[i, SIZE], 1 + m
         _joint_rows(table, i, rows, cols)
         Ia = IA[i]
         for a in range(k):
@@ -614,7 +804,7 @@ def forward(table, F, smax, q, qd, applied, gravity):
                 for a in range(k):
                     acc2 -= Wi[a, r] * Wi[a, r2]
                 Iart[r, r2] = acc2
-        sp = 6 + table[i - 1, M_COORDS]
+        sp = table[i - 1, SIZE]
         _congruence_add(A[i], Iart, sp, IA[i - 1])
         for j in range(sp):
             acc = 0.0
@@ -631,7 +821,7 @@ def forward(table, F, smax, q, qd, applied, gravity):
     sp = 6
     for i in range(n):
         m = table[i, M_COORDS]
-        s, k = 6 + m, 1 + m
+        s, k = table[i, SIZE], 1 + m
         _joint_rows(table, i, rows, cols)
         for j in range(s):
             a_[j] = c[i, j]
@@ -674,7 +864,7 @@ def inverse(table, F, smax, q, qd, qdd, gravity):
     sp = 6
     for i in range(n):
         m = table[i, M_COORDS]
-        s = 6 + m
+        s = table[i, SIZE]
         _joint_rows(table, i, rows, cols)
         for j in range(s):
             a_[j] = c[i, j]
@@ -706,12 +896,13 @@ def inverse(table, F, smax, q, qd, qdd, gravity):
                 acc += _armature(table, F, i, a, c_) * qdd[cols[c_]]
             out[cols[a]] = acc
         if i > 0:
-            sp = 6 + table[i - 1, M_COORDS]
+            sp = table[i - 1, SIZE]
             for j in range(sp):
                 acc = 0.0
                 for r in range(6):
                     acc += A[i, r, j] * f[i, r]
                 f[i - 1, j] += acc
+    _gravity_correction(table, F, q, A, gravity, out)
     return out
 
 
@@ -726,12 +917,12 @@ def mass(table, F, smax, q):
     work = np.zeros((3, smax))
     f = np.zeros(smax)
     for i in range(n):
-        s = 6 + table[i, M_COORDS]
+        s = table[i, SIZE]
         _body(table, F, i, q, zero, nu[i], False, IC[i], b, work)
         if table[i, HAS_PAYLOAD]:
             _payload_terms(table, F, i, s, P_end, V_end, c_end, IC[i], f, zero)
     for i in range(n - 1, 0, -1):
-        sp = 6 + table[i - 1, M_COORDS]
+        sp = table[i - 1, SIZE]
         _congruence_add(A[i], IC[i, :6, :6].copy(), sp, IC[i - 1])
     out = np.zeros((q.size, q.size))
     rows = np.empty(smax, dtype=np.int64)
@@ -742,7 +933,7 @@ def mass(table, F, smax, q):
     up = np.empty((smax, smax - 5))
     for i in range(n):
         m = table[i, M_COORDS]
-        s, k = 6 + m, 1 + m
+        s, k = table[i, SIZE], 1 + m
         _joint_rows(table, i, rows, cols)
         for a in range(s):  # IC S: the force per unit ü_i, body i's axes
             for b_ in range(k):
@@ -754,7 +945,7 @@ def mass(table, F, smax, q):
                 out[cols[a], cols[b_]] = out[cols[b_], cols[a]] = value
         for j in range(i - 1, -1, -1):
             mj = table[j, M_COORDS]
-            sj = 6 + mj
+            sj = table[j, SIZE]
             for a in range(sj):  # to body j's ν
                 for b_ in range(k):
                     acc = 0.0
@@ -787,44 +978,72 @@ class CompiledChain:
     arrays of the model's sizes (the model checks them).
     """
 
-    def __init__(self, table: np.ndarray, buffer: np.ndarray, gravity: np.ndarray) -> None:
+    def __init__(self, table: np.ndarray, buffer: np.ndarray, gravity: np.ndarray, arm) -> None:
         self.table = table
         self.buffer = buffer
         self.gravity = gravity
-        self.smax = int(6 + table[:, M_COORDS].max())
+        self.smax = int(table[:, SIZE].max())
         self._zero_gravity = np.zeros(3)
+        self._arm = arm
+        self._translating = [i + 1 for i in np.flatnonzero(table[:, TRANSLATING])]
+
+    def _configuration(self, q: np.ndarray) -> np.ndarray:
+        """``q`` ready for the kernels, each free length checked (ValueError naming the joint)."""
+        for number in self._translating:
+            check_free_length(self._arm, number, q[number - 1])
+        return _writable(q)
 
     def forward(self, q, qd, applied) -> np.ndarray:
         """q̈ with M q̈ + h + G = applied."""
         return forward(
-            self.table, self.buffer, self.smax, _writable(q), _writable(qd), _writable(applied), self.gravity
+            self.table,
+            self.buffer,
+            self.smax,
+            self._configuration(q),
+            _writable(qd),
+            _writable(applied),
+            self.gravity,
         )
 
     def solve(self, q, rhs) -> np.ndarray:
         """M(q)⁻¹ rhs (the recursion at rest, no gravity)."""
         return forward(
-            self.table, self.buffer, self.smax, _writable(q), 0 * q, _writable(rhs), self._zero_gravity
+            self.table,
+            self.buffer,
+            self.smax,
+            self._configuration(q),
+            0 * q,
+            _writable(rhs),
+            self._zero_gravity,
         )
 
     def inverse(self, q, qd, qdd, gravity: bool = True) -> np.ndarray:
         """M q̈ + h + G (G left out if not ``gravity``)."""
         g = self.gravity if gravity else self._zero_gravity
-        return inverse(self.table, self.buffer, self.smax, _writable(q), _writable(qd), _writable(qdd), g)
+        return inverse(
+            self.table, self.buffer, self.smax, self._configuration(q), _writable(qd), _writable(qdd), g
+        )
 
     def bias(self, q, qd) -> np.ndarray:
         """h(q, q̇) = C(q, q̇) q̇."""
         return inverse(
-            self.table, self.buffer, self.smax, _writable(q), _writable(qd), 0 * q, self._zero_gravity
+            self.table,
+            self.buffer,
+            self.smax,
+            self._configuration(q),
+            _writable(qd),
+            0 * q,
+            self._zero_gravity,
         )
 
     def gravity_forces(self, q) -> np.ndarray:
         """G(q)."""
         zero = 0 * q
-        return inverse(self.table, self.buffer, self.smax, _writable(q), zero, zero, self.gravity)
+        return inverse(self.table, self.buffer, self.smax, self._configuration(q), zero, zero, self.gravity)
 
     def mass(self, q) -> np.ndarray:
         """M(q)."""
-        return mass(self.table, self.buffer, self.smax, _writable(q))
+        return mass(self.table, self.buffer, self.smax, self._configuration(q))
 
 
 def _spatial(mass_: float, com: np.ndarray, tensor: np.ndarray) -> np.ndarray:
@@ -839,10 +1058,8 @@ def _spatial(mass_: float, com: np.ndarray, tensor: np.ndarray) -> np.ndarray:
     return out
 
 
-def compile_chain(model) -> CompiledChain | None:
-    """The :class:`CompiledChain` of a ChainModel, or None if it has a translating link."""
-    if model.translating:
-        return None
+def compile_chain(model) -> CompiledChain:
+    """The :class:`CompiledChain` of a ChainModel."""
     arm = model.arm
     table = np.zeros((arm.n_links, COLUMNS), dtype=np.int64)
     chunks: list[np.ndarray] = []
@@ -861,7 +1078,9 @@ def compile_chain(model) -> CompiledChain | None:
         row[KIND] = 0 if joint.kind == "revolute" else 1
         body = model.bodies.get(number)
         m = body.n_coordinates if body is not None else 0
-        row[FLEXIBLE], row[M_COORDS] = body is not None, m
+        translating = number in model.translating
+        row[FLEXIBLE], row[M_COORDS], row[TRANSLATING] = body is not None, m, translating
+        row[SIZE] = 6 + m + translating
         scalars = np.zeros(SCALARS)
         scalars[[S_THETA_OFFSET, S_D, S_A, S_ALPHA, S_LENGTH]] = (
             joint.theta_offset,
@@ -880,7 +1099,8 @@ def compile_chain(model) -> CompiledChain | None:
         if joint.motor_inertia:
             row[HAS_ARMATURE] = 1
             scalars[S_ARMATURE] = joint.reflected_inertia
-            row[O_ARMATURE] = put(np.concatenate([[B[i, i]], B[own, i]]))
+            u = [*own, i] if translating else [i, *own]  # the order of u_i (see _joint_rows)
+            row[O_ARMATURE] = put(B[u, i])
         payloads = model._payloads(number)
         if payloads:
             row[HAS_PAYLOAD] = 1
@@ -891,6 +1111,21 @@ def compile_chain(model) -> CompiledChain | None:
             )
         if body is None:
             row[O_RIGID] = put(_spatial(link.mass, np.asarray(link.com, dtype=float), link.inertia_tensor()))
+        elif translating:
+            tip = model.kinematics.tip_maps[i]
+            row[COLUMN], row[PLANES] = model.flex_columns[number].start, body.planes
+            scalars[[S_MASS, S_RHO]] = body.mass, body.rho
+            row[O_A], row[O_B], row[O_AL], row[O_BL] = (
+                put(body.A0),
+                put(body.B0),
+                put(body.Al0),
+                put(body.Bl0),
+            )
+            pairs = [(a, c) for a in range(2) for c in range(2)] if body.planes == 2 else [(0, 0)]
+            row[O_N] = put(np.concatenate([body.N0[a][c].ravel() for a, c in pairs]))
+            row[O_P] = put(np.concatenate([body.P[a][c].ravel() for a, c in pairs]))
+            row[O_MDD], row[O_R0] = put(body.M_δδ0), put(body.R0)
+            row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
         else:
             tip = model.kinematics.tip_maps[i]
             row[COLUMN], row[PLANES] = model.flex_columns[number].start, body.planes
@@ -908,4 +1143,4 @@ def compile_chain(model) -> CompiledChain | None:
             row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
         row[O_SCALARS] = put(scalars)
     buffer = np.concatenate(chunks) if chunks else np.zeros(0)
-    return CompiledChain(table, buffer, np.asarray(arm.gravity, dtype=float))
+    return CompiledChain(table, buffer, np.asarray(arm.gravity, dtype=float), arm)

@@ -76,9 +76,8 @@ class ChainModel(Model):
         Shown in ``repr`` and reports.
     compiled : bool
         Evaluate M, h, G and ``solver="recursive"`` with the compiled recursions of
-        :mod:`core.compiled` (default; chains with translating links always use the
-        numpy path). False keeps the numpy path: the independent implementation the
-        tests compare the compiled one with.
+        :mod:`core.compiled` (default). False keeps the numpy path: the independent
+        implementation the tests compare the compiled one with.
     """
 
     def __init__(
@@ -177,7 +176,7 @@ class ChainModel(Model):
             raise TypeError(f"compiled must be True or False, got {compiled!r}")
         #: The compiled recursions (:class:`core.compiled.CompiledChain`), or None.
         self.compiled = None
-        if compiled and not self.translating:
+        if compiled:
             from core.compiled import compile_chain  # numba loads on first use (~0.3 s)
 
             self.compiled = compile_chain(self)
