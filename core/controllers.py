@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Self
 
 import numpy as np
+import scipy.linalg
 
 from core.arm import Arm
 from core.model import Model
@@ -125,19 +126,12 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
     frames (B = [I; 0]) this is the decoupling law of SPEC §7,
     τ = (M_rr − M_rf M_ff⁻¹ M_rfᵀ) u + h_r − M_rf M_ff⁻¹ (h_f + K q_f).
     """
-    M = model.mass_matrix(q)
-    B = model.input_matrix(q)
-    H = (
-        model.bias_forces(q, qd)
-        + model.damping_matrix(q) @ qd
-        + model.elastic_forces(q)
-        + model.gravity_forces(q)
-        - B @ model.friction_forces(q, qd)
-    )
     n = model.n_joints
-    MinvB = np.linalg.solve(M, B)[:n]
-    MinvH = np.linalg.solve(M, H)[:n]
-    return np.linalg.solve(MinvB, u + MinvH)
+    H = model.nonlinear_forces(q, qd) - model._applied(q, qd, np.zeros(n))  # h + G + Dq̇ + ∂V_e/∂q − Bτ_c
+    solved = scipy.linalg.cho_solve(
+        scipy.linalg.cho_factor(model.mass_matrix(q)), np.column_stack([model.input_matrix(q), H])
+    )
+    return np.linalg.solve(solved[:n, :n], u + solved[:n, n])
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,8 @@ def check_free_length(arm: Arm, number: int, l, where: str = "") -> None:
     real parts are checked); ``where`` prefixes the message (e.g. ``"reference: "``).
     """
     length = arm.links[number - 1].length
+    if isinstance(l, float | np.floating) and 0.0 < l <= length * (1 + FREE_LENGTH_RTOL):
+        return  # the common case of one real value, without array conversions (~20 µs)
     values = np.real(np.asarray(l))
     if np.any(values <= 0) or np.any(values > length * (1 + FREE_LENGTH_RTOL)):
         got = f"{float(values)!r}" if values.ndim == 0 else f"{values.min()!r}…{values.max()!r}"

@@ -130,3 +130,31 @@ def loglog_plot(
     axis.grid(True, which="both", alpha=0.3)
     axis.legend(fontsize=6)
     return save(figure, folder, stem)
+
+
+def eigenvalue_time_plot(eigen: pd.DataFrame, folder: Path, stem: str, modes: int = 4) -> list[str]:
+    """Re λ(t) and Im λ(t) of the ``modes`` lowest-frequency eigenvalues (Im λ > 0) per case and
+    direction (seed 002 Figs. 6–7): colour by case, solid for the first direction, dashed for the
+    next. ``eigen`` has columns case, sweep columns, direction, time, real, imag."""
+    figure, axes = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    cases = list(dict.fromkeys(eigen["case"]))
+    styles = dict(zip(dict.fromkeys(eigen["direction"]), ["-", "--", ":", "-."], strict=False))
+    for (case, direction), group in eigen.groupby(["case", "direction"], sort=False):
+        upper = group[group["imag"] > 0].sort_values(["time", "imag"])
+        lowest = upper.groupby("time").head(modes).copy()
+        lowest["rank"] = lowest.groupby("time").cumcount()
+        colour = colours[cases.index(case) % len(colours)]
+        for rank, line in lowest.groupby("rank"):
+            label = f"{label_of(group.iloc[0])} {direction}" if rank == 0 else None
+            for axis, part in zip(axes, ("real", "imag"), strict=True):
+                axis.plot(line["time"], line[part], styles[direction], color=colour, lw=1, label=label)
+    axes[0].set_ylabel("Re λ [1/s]")
+    axes[1].set_ylabel("Im λ [rad/s]")
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("time [s]")
+    for axis in axes:
+        axis.grid(True, alpha=0.3)
+    axes[0].axhline(0.0, color="k", lw=0.5)
+    axes[0].legend(fontsize=6)
+    return save(figure, folder, stem)

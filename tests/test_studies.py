@@ -76,6 +76,13 @@ def test_every_shipped_example_runs_end_to_end(example, tmp_path, capsys):
         )
         assert load_config(short).analysis == analysis
         path = short
+    if config.study.kind == "stability":  # the same maneuvers, shorter and between long lengths
+        short = tmp_path / f"{example}.toml"
+        text = path.read_text()
+        for key, value in (("eigen_points", "3"), ("output_points", "11"), ("T", "0.1"), ("blend", "0.05")):
+            text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+        short.write_text(re.sub(r"(?m)^lengths = .*$", "lengths = [0.9, 1.0]", text))
+        path = short
     if config.study.kind == "timing":  # the same measurements, shorter
         short = tmp_path / f"{example}.toml"
         text = re.sub(r"(?m)^budget = .*$", "budget = 0.005", path.read_text())
@@ -152,7 +159,18 @@ def _timing_checks(results: pd.DataFrame) -> None:
         assert (own["wall_s_per_simulated_s"] > 0).all()
 
 
+def _stability_checks(results: pd.DataFrame) -> None:
+    """Both directions, eigenvalues and a completed simulation for every case."""
+    from studies.kinds.stability import verdict_table
+
+    verdicts = verdict_table(results)
+    assert set(verdicts["direction"]) == {"extension", "retraction"}
+    assert (verdicts["simulated"] == "completed").all()
+    assert verdicts["max_real"].notna().all() and verdicts["energy_growth"].gt(0).all()
+
+
 EXAMPLE_CHECKS = {
+    "stability": _stability_checks,
     "timing": _timing_checks,
     "frequencies": _frequency_checks,
     "convergence": _frequency_checks,
