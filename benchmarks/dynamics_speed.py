@@ -35,10 +35,11 @@ import numpy as np
 sys.path.insert(0, str(Path.cwd()))  # the checkout to measure (see docstring)
 
 from amm import AssumedModesModel
-from core import Arm, ChainModel, Link
+from core import ChainModel, Link
 from core.model import SOLVERS
 from core.presets import lumped_two_link, space_arm_3link
 from core.rigid import rigid_equivalent
+from studies.kinds import timing
 
 #: Chain lengths (links) of the planar flexible chains.
 CHAINS = (2, 4, 8, 16, 32, 64)
@@ -47,8 +48,7 @@ QUICK_CHAINS = (2, 4, 8, 16, 32)
 
 def planar_chain(n: int) -> AssumedModesModel:
     """n identical flexible links (1 m, 1 kg/m, EI = 50 N m²), 2 clamped-free modes each."""
-    links = [Link.flexible(1.0, 1.0, 50.0) for _ in range(n)]
-    return AssumedModesModel(Arm.planar(links), modes=2)
+    return AssumedModesModel(timing.planar_chain(Link.flexible(1.0, 1.0, 50.0), n), modes=2)
 
 
 #: One stream for every measurement, so that no two calls see the same state (and no
@@ -57,19 +57,10 @@ RNG = np.random.default_rng(1)
 
 
 def per_call(function, model, budget: float) -> float:
-    """Median wall time [µs] of ``function(q, qd)`` at fresh random states, within ``budget`` [s]."""
-    rng = RNG
-    function(model.home(), np.zeros(model.n_dof))  # warm-up: compiled code loaded, caches filled
-    times, start = [], time.perf_counter()
-    while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 400):
-        q = model.home()
-        q[: model.n_joints] += rng.uniform(-1, 1, model.n_joints)
-        q[model.n_joints :] = 0.01 * rng.standard_normal(model.n_dof - model.n_joints)
-        qd = rng.standard_normal(model.n_dof)
-        t = time.perf_counter()
-        function(q, qd)
-        times.append(time.perf_counter() - t)
-    return 1e6 * float(np.median(times))
+    """Median wall time [µs] of ``function(q, qd)`` at fresh random states, within ``budget`` [s]
+    (after one warm-up call: compiled code loaded, caches filled)."""
+    function(model.home(), np.zeros(model.n_dof))
+    return timing.call_time(function, model, RNG, budget)
 
 
 def numpy_twin(model):

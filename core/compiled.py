@@ -59,6 +59,7 @@ from numba import njit
 
 from core.derivatives import COMPLEX_STEP
 from core.kinematics import check_free_length
+from core.rotations import spatial_inertia
 
 #: Columns of the integer table, one row per link.
 (
@@ -733,6 +734,27 @@ def _pass(table, F, q, qd, smax):
 
 
 @njit(cache=True)
+def _base_acceleration(gravity, smax):
+    """The base's acceleration (−g, 0): gravity as a uniform acceleration of the whole arm."""
+    out = np.zeros(smax)
+    for r in range(3):
+        out[r] = -gravity[r]
+    return out
+
+
+@njit(cache=True)
+def _propagate(A_i, parent, c_i, s, sp, out):
+    """out[:s] = c_i + A_i parent (the body's acceleration before its own joint rates)."""
+    for j in range(s):
+        out[j] = c_i[j]
+    for r in range(6):
+        acc = 0.0
+        for j in range(sp):
+            acc += A_i[r, j] * parent[j]
+        out[r] += acc
+
+
+@njit(cache=True)
 def forward(table, F, smax, q, qd, applied, gravity):
     """q̈ from the articulated-body algorithm: M q̈ + h + G = ``applied``.
 
@@ -812,9 +834,7 @@ def forward(table, F, smax, q, qd, applied, gravity):
                 acc += A[i, r, j] * pa[r]
             pA[i - 1, j] += acc
     qdd = np.zeros(q.size)
-    parent = np.zeros(smax)
-    for r in range(3):
-        parent[r] = -gravity[r]  # the base accelerates against gravity
+    parent = _base_acceleration(gravity, smax)
     a_ = np.empty(smax)
     rhs = np.empty(kmax)
     ud = np.empty(kmax)
@@ -823,13 +843,7 @@ def forward(table, F, smax, q, qd, applied, gravity):
         m = table[i, M_COORDS]
         s, k = table[i, SIZE], 1 + m
         _joint_rows(table, i, rows, cols)
-        for j in range(s):
-            a_[j] = c[i, j]
-        for r in range(6):
-            acc = 0.0
-            for j in range(sp):
-                acc += A[i, r, j] * parent[j]
-            a_[r] += acc
+        _propagate(A[i], parent, c[i], s, sp, a_)
         for a in range(k):
             acc = t[i, a]
             for j in range(s):
@@ -857,22 +871,14 @@ def inverse(table, F, smax, q, qd, qdd, gravity):
     none = np.zeros((0, 0))
     rows = np.empty(smax, dtype=np.int64)
     cols = np.empty(smax, dtype=np.int64)
-    parent = np.zeros(smax)
-    for r in range(3):
-        parent[r] = -gravity[r]
+    parent = _base_acceleration(gravity, smax)
     a_ = np.empty(smax)
     sp = 6
     for i in range(n):
         m = table[i, M_COORDS]
         s = table[i, SIZE]
         _joint_rows(table, i, rows, cols)
-        for j in range(s):
-            a_[j] = c[i, j]
-        for r in range(6):
-            acc = 0.0
-            for j in range(sp):
-                acc += A[i, r, j] * parent[j]
-            a_[r] += acc
+        _propagate(A[i], parent, c[i], s, sp, a_)
         for j in range(1 + m):
             a_[rows[j]] += qdd[cols[j]]
         _body(table, F, i, q, qd, nu[i], True, M, b, work)
@@ -1046,18 +1052,6 @@ class CompiledChain:
         return mass(self.table, self.buffer, self.smax, self._configuration(q))
 
 
-def _spatial(mass_: float, com: np.ndarray, tensor: np.ndarray) -> np.ndarray:
-    """6×6 inertia about a frame origin of a body of ``mass_`` at ``com`` with ``tensor`` about
-    its centre of mass, both in the frame's axes; twists ordered (v, ω)."""
-    C = np.array([[0.0, -com[2], com[1]], [com[2], 0.0, -com[0]], [-com[1], com[0], 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3] = mass_ * np.eye(3)
-    out[:3, 3:] = -mass_ * C
-    out[3:, :3] = mass_ * C
-    out[3:, 3:] = tensor - mass_ * C @ C
-    return out
-
-
 def compile_chain(model) -> CompiledChain:
     """The :class:`CompiledChain` of a ChainModel."""
     arm = model.arm
@@ -1105,12 +1099,14 @@ def compile_chain(model) -> CompiledChain:
         if payloads:
             row[HAS_PAYLOAD] = 1
             row[O_PAYLOAD] = put(
-                _spatial(
+                spatial_inertia(
                     sum(p.mass for p in payloads), np.zeros(3), sum(p.inertia_tensor() for p in payloads)
                 )
             )
         if body is None:
-            row[O_RIGID] = put(_spatial(link.mass, np.asarray(link.com, dtype=float), link.inertia_tensor()))
+            row[O_RIGID] = put(
+                spatial_inertia(link.mass, np.asarray(link.com, dtype=float), link.inertia_tensor())
+            )
         elif translating:
             tip = model.kinematics.tip_maps[i]
             row[COLUMN], row[PLANES] = model.flex_columns[number].start, body.planes

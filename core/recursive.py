@@ -35,6 +35,7 @@ import weakref
 import numpy as np
 
 from core.newton_euler import body_mass
+from core.rotations import spatial_inertia
 
 
 class RecursiveNotSupported(UserWarning):
@@ -44,18 +45,6 @@ class RecursiveNotSupported(UserWarning):
 def _skew(v: np.ndarray) -> np.ndarray:
     """ṽ of one 3-vector (core.rotations.skew handles batches, at ~5× the cost)."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def _spatial_inertia(mass: float, c: np.ndarray, inertia: np.ndarray) -> np.ndarray:
-    """6×6 inertia of a rigid body for twists about a point: mass [kg] at c [m] from that
-    point, rotational inertia [kg m²] about c, base axes."""
-    C = _skew(c)
-    out = np.empty((6, 6))
-    out[:3, :3] = mass * np.eye(3)
-    out[:3, 3:] = -mass * C
-    out[3:, :3] = mass * C
-    out[3:, 3:] = inertia - mass * C @ C
-    return out
 
 
 def _shift(r: np.ndarray, twist: np.ndarray) -> np.ndarray:
@@ -155,7 +144,7 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
             M = np.zeros((6 + k, 6 + k))
             mass, com, tensor = rigid
             R = f.R_link[0]
-            M[:6, :6] = _spatial_inertia(mass, R @ com, R @ tensor @ R.T)
+            M[:6, :6] = spatial_inertia(mass, R @ com, R @ tensor @ R.T)
         if joint.hub_mass:
             M[:3, :3] += joint.hub_mass * np.eye(3)
         if layout.hub[i] is not None:
@@ -171,7 +160,7 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
             tip[:, 6:] = P
             R = f.R_end[0]
             for mass, tensor in layout.payloads[i]:
-                M += tip.T @ _spatial_inertia(mass, np.zeros(3), R @ tensor @ R.T) @ tip
+                M += tip.T @ spatial_inertia(mass, np.zeros(3), R @ tensor @ R.T) @ tip
         b.inertia = M
         bodies.append(b)
     return bodies

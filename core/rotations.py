@@ -96,6 +96,19 @@ def left_jacobian(theta: np.ndarray) -> np.ndarray:
     return np.eye(3) + b[..., None, None] * t + c[..., None, None] * (t @ t)
 
 
+def spatial_inertia(mass: float, c: np.ndarray, inertia: np.ndarray) -> np.ndarray:
+    """6×6 inertia for twists (v, ω) about a point of a rigid body of ``mass`` [kg] whose centre
+    of mass is at ``c`` [m] from that point, with rotational inertia ``inertia`` [kg m²] about
+    the centre of mass (all in the same axes, real)."""
+    C = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+    out = np.empty((6, 6))
+    out[:3, :3] = mass * np.eye(3)
+    out[:3, 3:] = -mass * C
+    out[3:, :3] = mass * C
+    out[3:, 3:] = inertia - mass * C @ C
+    return out
+
+
 def transpose(R: np.ndarray) -> np.ndarray:
     """Swap the last two axes (batched transpose)."""
     return np.swapaxes(R, -1, -2)
