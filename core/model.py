@@ -72,11 +72,24 @@ def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         resolved = size[size > RIGID_MODE_TOLERANCE * max(size.max(), 1e-300)]
         scale = resolved.min() if resolved.size else 1.0
         sigma = max(-estimate[0], 0.0) + 0.5 * scale
-    mu, vectors = scipy.linalg.eigh(M, K + sigma * M)
-    order = np.argsort(1.0 / mu - sigma)
-    return (1.0 / mu - sigma)[order], vectors[:, order]
+    mu, vectors = scipy.linalg.eigh(M, K + sigma * M)  # ascending μ: the highest λ first
+    if mu[0] > UNRESOLVED * mu[-1]:
+        return 1.0 / mu[::-1] - sigma, vectors[:, ::-1]
+    # The top of the spectrum is below the inverse pencil's round-off ε·μ_max (a very stiff
+    # pencil: fine meshes with a heavy tip mass reach λ_max/λ_min > 1e15, and μ can even come
+    # out ≤ 0). The direct pencil resolves the top to relative ε·λ_max/λ, the inverse one the
+    # bottom to ε·λ/λ_min: each takes its own half, split at λ = √(λ_min λ_max).
+    direct, direct_vectors = scipy.linalg.eigh(K + sigma * M, M)
+    split = np.sqrt(direct[-1] / mu[-1])
+    low = 1.0 / mu[::-1][: np.count_nonzero(1.0 / mu[mu > 0] < split)]
+    count = low.size
+    values = np.concatenate([low, direct[count:]]) - sigma
+    return values, np.hstack([vectors[:, ::-1][:, :count], direct_vectors[:, count:]])
 
 
+#: The inverse pencil of :func:`_lowest_first` resolves μ to ~ε·μ_max: below this fraction of
+#: μ_max the top of the spectrum comes from the direct pencil instead.
+UNRESOLVED = 1e-9
 #: Free joints without gravity: rigid-body eigenvalues above this fraction of
 #: the largest eigenvalue are reported (they should be round-off).
 RIGID_MODE_TOLERANCE = 1e-9

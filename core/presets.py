@@ -27,10 +27,13 @@ def rigid_two_link() -> Arm:
 
 
 def one_flexible_link() -> Arm:
-    """One flexible link, horizontal, no gravity (seed paper §4.2).
+    """One flexible link, horizontal, no gravity (seed paper 000, example 4.2).
 
     Original units: EI = 4120 lbf·in², L = 47 in, ρA = 2.54e-4 × 0.14 lbf·s²/in²,
-    tip mass 0.1 lbm.
+    tip mass "0.1 lbm" as printed — but the paper's clamped-free zero dynamics
+    (±j76.98, ±j1.0914 rad/s) follow only from 0.1 lbf·s²/in (17.51 kg, the mass
+    unit of its ρA; 0.1 lbm = 0.045 kg gives ±j13.4, ±j91.5), so that is the mass
+    here (tests/test_engine_reference.py checks the zeros).
     """
     return Arm.planar(
         [
@@ -40,7 +43,7 @@ def one_flexible_link() -> Arm:
                 EI=4120 * LBF * INCH**2,
             )
         ],
-        payload=Payload(0.1 * LBM),
+        payload=Payload(0.1 * LBF / INCH),  # 0.1 lbf·s²/in
     )
 
 
