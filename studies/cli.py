@@ -21,11 +21,11 @@ import sys
 from importlib import metadata, resources
 from pathlib import Path
 
-from core.presets import PRESETS
-from studies.config import build_arm, expand_cases, load_config
-from studies.discretizations import normalize_columns
 from studies.errors import ConfigError
-from studies.tables import markdown_table
+
+# The numerical packages (numpy, scipy, pandas, pydantic, numba: ~1.5 s of imports) load
+# in the commands that need them, so `flexlink --help`, `init` and mistakes on the
+# command line answer at once.
 
 EXAMPLES_PACKAGE = "studies.configs"
 #: Cases with more generalized coordinates than this are refused unless ``--force``.
@@ -107,6 +107,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "schema":
         return _schema(args.kind)
     if args.command == "presets":
+        from core.presets import PRESETS
+
         for name, factory in PRESETS.items():
             print(f"{name:22s} {(factory.__doc__ or '').strip().splitlines()[0]}")
         return 0
@@ -128,6 +130,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         raise ConfigError(f"--workers: must be >= 1, got {args.workers}")
     if getattr(args, "output", None) is not None:
         _check_output(args.output)
+    from studies.config import expand_cases, load_config
+
     config = load_config(path, overrides=getattr(args, "set", []))
     if getattr(args, "workers", None) not in (None, 1) and config.execution.executor == "serial":
         raise ConfigError(
@@ -141,6 +145,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             f"{config.study.name}: kind {config.study.kind}, {len(cases)} cases, executor {config.execution.executor}"
         )
         import pandas as pd
+
+        from studies.discretizations import normalize_columns
+        from studies.tables import markdown_table
 
         frame = normalize_columns(pd.DataFrame([case.columns() for case in cases]))
         frame["discretization"] = [case.discretization.label for case in cases]
@@ -230,6 +237,8 @@ def _check_output(folder: Path) -> None:
 
 def _check_sizes(config, force: bool) -> None:
     """Refuse cases whose dense matrices and O(n³) work this tool is not meant for, unless forced."""
+    from studies.config import build_arm, expand_cases
+
     arm = build_arm(config.arm)
     for case in expand_cases(config):
         n = case.discretization.coordinates(arm)
