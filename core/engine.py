@@ -23,9 +23,11 @@ Kinetic energy, body by body (frames and Jacobians from
 M(q) = Σ Jᵀ M_body J is assembled from these. ∂M/∂q_k comes from the
 complex step (exact to round-off, :mod:`core.rotations`), which makes C from
 the Christoffel symbols exact and Ṁ − 2C skew to round-off. Forward and
-inverse dynamics do not use ∂M/∂q: M and G come from one real kinematics pass,
-h = C q̇ from :meth:`ChainModel.bias_forces` (:mod:`core.newton_euler`), and
-``solver="recursive"`` from the articulated-body recursion of :mod:`core.recursive`.
+inverse dynamics do not use ∂M/∂q: by default M, h = C q̇, G and
+``solver="recursive"`` come from the compiled recursions of :mod:`core.compiled`
+(composite bodies, Newton–Euler, articulated bodies); with ``compiled=False``
+from the numpy engine — M and G from one real kinematics pass, h from
+:mod:`core.newton_euler`, the articulated-body solve of :mod:`core.recursive`.
 
 Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 τ_c = −F_c tanh(u/ε) (default, ε = ``coulomb_velocity``) or ``"sign"``

@@ -127,3 +127,11 @@ def test_bad_stability_configs_name_the_key(tmp_path, capsys, change, message):
     path.write_text(text)
     assert cli.main(["run", str(path), "--output", str(tmp_path / "bad")]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_gain_lists_of_the_wrong_length_name_the_key(tmp_path, capsys):
+    text = CONFIG.format(backends='["amm"]', extra="simulate = false\nkp = [100.0, 100.0]")
+    path = tmp_path / "gains.toml"
+    path.write_text(text)
+    assert cli.main(["run", str(path), "--output", str(tmp_path / "gains")]) == 2
+    assert "analysis.kp: needs one gain or 3 (one per joint), got 2" in capsys.readouterr().err

@@ -151,7 +151,12 @@ def _check(arm, analysis) -> int:
             )
     if analysis.blend > analysis.T / 2:
         raise ValueError(f"analysis.blend: must be <= T/2 = {analysis.T / 2}, got {analysis.blend}")
-    Decoupling(kp=analysis.kp, kd=analysis.kd).gains(arm.n_joints)  # checks the gain lengths
+    for name in ("kp", "kd"):
+        values = getattr(analysis, name)
+        if isinstance(values, list) and len(values) != arm.n_joints:
+            raise ValueError(
+                f"analysis.{name}: needs one gain or {arm.n_joints} (one per joint), got {len(values)}"
+            )
     return number
 
 
