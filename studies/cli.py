@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -80,9 +82,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum, frame) -> None:
+    """SIGTERM stops a run like Ctrl-C: finished cases stay on disk, workers end."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    handler = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if handler else None
     try:
         return _dispatch(parser, args)
     except ConfigError as error:
@@ -99,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("flexlink: interrupted; finished cases are on disk (use --resume)", file=sys.stderr)
         return 130
+    finally:
+        if handler:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

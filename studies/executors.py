@@ -7,6 +7,11 @@ once, so nothing finished is lost if the run stops.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -27,14 +32,47 @@ def serial(
         yield task, function(*task)
 
 
+#: How often a pool worker checks that the run that started it is still alive [s].
+PARENT_POLL = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Pool-worker initializer: a daemon thread ends this worker once its parent is gone
+    (killed, even by SIGKILL, which no handler in the parent can see): the worker is then
+    re-parented and ``os.getppid()`` changes. Ctrl-C (sent to the whole process group) is
+    left to the parent, which terminates the workers; SIGTERM ends a worker quietly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
 def processes(
     function: Runner, tasks: list[Task], workers: int, scheduler: str | None
 ) -> Iterator[tuple[Task, dict]]:
-    """A local process pool of ``workers`` processes."""
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    """A local process pool of ``workers`` processes.
+
+    If the run stops early (an interrupt, SIGTERM, an error in the runner) the pool's
+    pending cases are cancelled and its workers terminated at once, instead of the pool
+    waiting for the running cases; workers whose parent is killed outright end themselves
+    (:func:`_exit_with_parent`). Finished cases are on disk already.
+    """
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),))
+    try:
         futures = {pool.submit(function, *task): task for task in tasks}
         for future in as_completed(futures):
             yield futures[future], future.result()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
+    pool.shutdown()
 
 
 def dask(
