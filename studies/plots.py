@@ -97,13 +97,19 @@ def time_plot(
     single value in ``results`` is left out of the labels)."""
     by = [c for c in (by or ["case"]) if c in results]
     shown = [c for c in by if c != "case" and results[c].nunique() > 1]
+    # The last varying grouping column (a solver, a direction) by line style, so curves that
+    # coincide stay visible.
+    styles = (
+        dict(zip(dict.fromkeys(results[shown[-1]]), ["-", "--", ":", "-."], strict=False)) if shown else {}
+    )
     figure, axes = plt.subplots(len(columns), 1, figsize=(7, 2.3 * len(columns)), sharex=True, squeeze=False)
     for axis, group_columns, title in zip(axes[:, 0], columns, titles, strict=True):
         for _, case in results.groupby(by, sort=False):
             label = " ".join([label_of(case.iloc[0]), *(str(case.iloc[0][c]) for c in shown)])
+            style = styles.get(case.iloc[0][shown[-1]], "-") if shown else "-"
             for column in group_columns:
                 if column in case:
-                    axis.plot(case["time"], case[column], lw=1, label=f"{label} {column}")
+                    axis.plot(case["time"], case[column], style, lw=1, label=f"{label} {column}")
         axis.set_ylabel(title)
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=5, ncol=2)

@@ -244,7 +244,7 @@ class Simulation(StudyKind):
                         "joint error [rad or m]",
                         "tip deflection [m]",
                         "power − rigid power [W]",
-                        "joint acceleration",
+                        "joint acceleration [rad/s² or m/s²]",
                     ],
                     folder,
                     "tracking",
