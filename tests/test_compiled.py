@@ -41,8 +41,9 @@ def draw_case(data, backend):
 @given(data=st.data())
 def test_mass_bias_gravity_and_inverse_dynamics_equal_the_numpy_engine(backend, data):
     """M (composite bodies), h and G (Newton–Euler) and M q̈ + h + G in one pass equal the
-    numpy engine; measured ≤ 3e-15 of each term's scale, tolerance 1e-12 (scales:
-    max|M|; max|M| |q̇|²; max(|G|, 1)·max|M|/… — every term relative to its own size)."""
+    numpy engine, each relative to its own scale (M: max|M|; h: max|M|·|q̇|²; G: max|G|; the
+    sum: the three together). Measured over 300 drawn arms of both backends: M 9.4e-16, h
+    2.2e-15, G 6.0e-16, sum 1.5e-15; tolerance 1e-12."""
     model, twin, q, qd, qdd = draw_case(data, backend)
     assert model.compiled is not None and twin.compiled is None
     M, M_ref = model.mass_matrix(q), twin.mass_matrix(q)
@@ -67,7 +68,8 @@ def test_compiled_forward_dynamics_equals_the_numpy_composite_solve(backend, dat
     """The compiled articulated-body algorithm (velocity products and gravity inside the
     recursion) equals the numpy engine's Cholesky solve of M q̈ = B τ − h − D q̇ − K q − G;
     tolerance 1e-10 of the accelerations the terms (‖M‖|q̇|² for the velocity products) produce separately (both solves are
-    backward stable; cond(M) reaches ~1e7 for beam elements)."""
+    backward stable and differ by ~cond(M)·ε; cond(M) reaches ~1e7 for beam elements: measured
+    worst 4.5e-11 over 300 drawn arms)."""
     model, twin, q, qd, _ = draw_case(data, backend)
     torques = st.floats(-5, 5, allow_subnormal=False)  # subnormal products round to 0 in one path only
     tau = np.asarray(data.draw(st.lists(torques, min_size=model.n_joints, max_size=model.n_joints)))
@@ -85,7 +87,7 @@ def test_compiled_forward_dynamics_equals_the_numpy_composite_solve(backend, dat
 @given(data=st.data())
 def test_compiled_recursion_inverts_the_mass_matrix(backend, data):
     """``solve`` (the recursion at rest without gravity) gives M q̈ = Q for any Q: residual
-    ≤ 1e-13 of ‖M‖‖q̈‖ (round-off of a backward-stable solve)."""
+    ≤ 1e-13 of max|M| max|q̈| (round-off of a backward-stable solve; measured 2.1e-16)."""
     model, twin, q, _, Q = draw_case(data, backend)
     qdd = model.compiled.solve(q, Q)
     M = twin.mass_matrix(q)

@@ -58,7 +58,7 @@ from core.controllers import Decoupling
 from core.derivatives import central_difference_jacobian, complex_step_derivatives, complex_step_points
 from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.trajectories import ParabolicBlend
-from studies.discretizations import SWEEP_COLUMNS, label_of
+from studies.discretizations import label_of
 from studies.kinds.base import StudyKind
 from studies.plots import eigenvalue_time_plot, time_plot
 
@@ -323,10 +323,6 @@ def _complete(row: dict, names: list[str]) -> dict:
         row.setdefault(key, np.nan)
     row.setdefault("completed", np.nan)
     return row
-
-
-def case_columns(results: pd.DataFrame) -> pd.DataFrame:
-    return results.drop_duplicates("case")[["case", *SWEEP_COLUMNS]]
 
 
 def flexible_columns(results: pd.DataFrame) -> list[str]:
