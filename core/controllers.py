@@ -9,6 +9,11 @@ controller is added here and nowhere else. ``reference`` is
 ``(q_d, qd_d, qdd_d)`` of the trajectory at t (joint coordinates), or None
 when the simulation has no trajectory (then regulation to the initial
 configuration is the caller's choice: pass a constant trajectory).
+
+A controller may give ``state_jacobian(t, q, qd, model, reference)``, ∂τ/∂(q, q̇)
+of shape (n_joints, 2 n_dof), for the Jacobian of an implicit integrator;
+without it :func:`core.simulation.simulate` takes central differences of the
+controller.
 """
 
 from __future__ import annotations
@@ -51,6 +56,10 @@ class FeedForward:
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         return np.asarray(self.torque(t, reference), dtype=float)
+
+    def state_jacobian(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        """∂τ/∂(q, q̇) = 0 (open loop), shape (n_joints, 2 n_dof)."""
+        return np.zeros((model.n_joints, 2 * model.n_dof))
 
     @classmethod
     def from_config(
@@ -116,6 +125,15 @@ class PD(_JointGains):
         n = model.n_joints
         kp, kd = self.gains(n)
         return kp * (q_d - q[:n]) + kd * (qd_d - qd[:n])
+
+    def state_jacobian(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        """∂τ/∂(q, q̇) = (−K_p, −K_d) on the joint columns, shape (n_joints, 2 n_dof)."""
+        n, N = model.n_joints, model.n_dof
+        kp, kd = self.gains(n)
+        jacobian = np.zeros((n, 2 * N))
+        jacobian[:, :n] = -np.diag(kp)
+        jacobian[:, N : N + n] = -np.diag(kd)
+        return jacobian
 
 
 def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:

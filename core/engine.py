@@ -342,6 +342,23 @@ class ChainModel(Model):
             return -coulomb * np.sign(u)
         return -coulomb * np.tanh(u / self.coulomb_velocity)
 
+    def rates_function(self, solver: str = "composite"):
+        """As :meth:`Model.rates_function`; on the compiled chain without translating
+        links (constant B, D, K), one compiled call per right-hand side
+        (:func:`core.compiled.rates`: friction, applied forces, q̈ and the powers)."""
+        if self.compiled is None or self.translating or solver not in ("recursive", "composite"):
+            return super().rates_function(solver)
+        epsilon = -1.0 if self.coulomb == "sign" else self.coulomb_velocity
+        return self.compiled.rates_function(
+            self._B,
+            self._D,
+            self._K,
+            self._coulomb,
+            epsilon,
+            composite=solver == "composite",
+            check=self._state,
+        )
+
     def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
         if self.translating:  # K, D depend on the free lengths
             return super()._applied(q, qd, tau, friction)
@@ -602,6 +619,21 @@ class ChainModel(Model):
         if qdd.shape != (self.n_dof,):
             raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
         return self.compiled.inverse(q, qd, qdd)
+
+    def generalized_forces(self, q, qd, qdd) -> np.ndarray:
+        if self.compiled is None or self.translating:
+            return super().generalized_forces(q, qd, qdd)
+        q, qd = self._state(q, qd)
+        qdd = np.asarray(qdd, dtype=float)
+        if qdd.shape != (self.n_dof,):
+            raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
+        # constant D, K, B: one recursion and three products
+        return (
+            self.compiled.inverse(q, qd, qdd)
+            + self._D @ qd
+            + self._K @ q
+            - self._B @ self.friction_forces(q, qd)
+        )
 
     def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
         if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability

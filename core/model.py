@@ -258,6 +258,28 @@ class Model(ABC):
         q, qd = self._state(q, qd)
         return SOLVERS[solver](self, q, qd, self._applied(q, qd, tau, friction))
 
+    def rates_function(self, solver: str = "composite"):
+        """The right-hand side a simulation integrates: ``rates(x, τ) -> ẋ``.
+
+        ``x = (q, q̇, W_in, W_diss)`` (the two work integrals of
+        :func:`core.simulation.simulate`), ẋ = (q̇, q̈, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c) with
+        u = Bᵀq̇ and Coulomb friction τ_c. Built once per simulation; it skips the
+        input checks of :meth:`forward_dynamics` (the integrator hands it arrays of
+        the right size) and a backend may fuse it into one compiled call.
+        """
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
+        solve, n = SOLVERS[solver], self.n_dof
+
+        def rates(x: np.ndarray, tau: np.ndarray) -> np.ndarray:
+            q, qd = self._state(x[:n], x[n : 2 * n])
+            qdd = solve(self, q, qd, self._applied(q, qd, tau))
+            u = self.input_matrix(q).T @ qd
+            dissipated = qd @ self.damping_matrix(q) @ qd - u @ self.friction_forces(q, qd)
+            return np.concatenate([qd, qdd, [u @ tau, dissipated]])
+
+        return rates
+
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
         """Q = M q̈ + C q̇ + D q̇ + ∂V_e/∂q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""
         q, qd = self._state(q, qd)

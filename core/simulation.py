@@ -25,6 +25,8 @@ from core.model import SOLVERS, Model
 RTOL = 1e-8
 ATOL = 1e-10
 METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
+#: The methods that use a Jacobian of the right-hand side.
+IMPLICIT = ("Radau", "BDF", "LSODA")
 #: Largest extension speed ratio U/U_g of a translating link before a warning (SPEC §4).
 EXTENSION_SPEED_LIMIT = 0.1
 
@@ -105,34 +107,46 @@ def simulate(
     if not t1 > t0:
         raise ValueError(f"t_span must be increasing, got {t_span!r}")
 
-    def inputs(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    def inputs(t: float, q: np.ndarray, qd: np.ndarray, reference=None) -> np.ndarray:
         if controller is None:
             return np.zeros(n_joints)
-        reference = None if trajectory is None else trajectory.evaluate(t)
+        if reference is None and trajectory is not None:
+            reference = trajectory.evaluate(t)
         tau = np.asarray(controller(t, q, qd, model, reference), dtype=float)
         if tau.shape != (n_joints,):
             raise ValueError(f"controller returned shape {tau.shape}, expected ({n_joints},)")
         return tau
 
+    rates = model.rates_function(solver)
+
     def rhs(t: float, x: np.ndarray) -> np.ndarray:
         q, qd = x[:n], x[n : 2 * n]
-        tau = inputs(t, q, qd)
-        qdd = model.forward_dynamics(q, qd, tau, solver=solver)
-        u = model.input_matrix(q).T @ qd  # actuated rates
-        power_in = u @ tau
-        dissipated = qd @ model.damping_matrix(q) @ qd - u @ model.friction_forces(q, qd)
         for k, (index, wave_speed) in enumerate(speeds):
             ratio = abs(qd[index]) * q[index] / wave_speed
             if ratio > worst[k][0]:
                 worst[k] = (ratio, t)
-        return np.concatenate([qd, qdd, [power_in, dissipated]])
+        return rates(x, inputs(t, q, qd))
+
+    jac = None
+    if method in IMPLICIT and hasattr(rates, "jacobian"):
+
+        def jac(t: float, x: np.ndarray) -> np.ndarray:
+            q, qd = x[:n], x[n : 2 * n]
+            reference = None if trajectory is None else trajectory.evaluate(t)
+            J, J_tau = rates.jacobian(x, inputs(t, q, qd, reference))
+            if controller is not None:
+                J[:, : 2 * n] += J_tau @ _controller_jacobian(
+                    controller, t, x[: 2 * n], model, reference, inputs
+                )
+            return J
 
     speeds = _wave_speeds(model)
     worst = [(0.0, t0)] * len(speeds)
 
     x0 = np.concatenate([q0, qd0, [0.0, 0.0]])
     start = time.perf_counter()
-    solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval)
+    options = {} if jac is None else {"jac": jac}
+    solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval, **options)
     wall = time.perf_counter() - start
     frame = _frame(model, solution.t, solution.y, inputs, trajectory, solver)
     frame.attrs.update(
@@ -158,6 +172,26 @@ def simulate(
         reached = solution.t[-1] if solution.t.size else t0
         raise SimulationError(f"integration failed at t = {reached:.6g} s: {solution.message}", frame)
     return frame
+
+
+def _controller_jacobian(
+    controller, t: float, state: np.ndarray, model: Model, reference, inputs
+) -> np.ndarray:
+    """∂τ/∂(q, q̇), shape (n_joints, 2 n_dof): the controller's ``state_jacobian``, else
+    central differences with steps ε^(1/3) max(|x_j|, 1)."""
+    if hasattr(controller, "state_jacobian"):
+        return controller.state_jacobian(t, state[: model.n_dof], state[model.n_dof :], model, reference)
+    n = model.n_dof
+    columns = []
+    for j in range(2 * n):
+        h = np.cbrt(np.finfo(float).eps) * max(abs(state[j]), 1.0)
+        up, down = state.copy(), state.copy()
+        up[j] += h
+        down[j] -= h
+        columns.append(
+            (inputs(t, up[:n], up[n:], reference) - inputs(t, down[:n], down[n:], reference)) / (2 * h)
+        )
+    return np.column_stack(columns)
 
 
 def _wave_speeds(model: Model) -> list[tuple[int, float]]:

@@ -51,6 +51,8 @@ class Cycloidal:
         object.__setattr__(self, "k", tuple(k))
         object.__setattr__(self, "T", tuple(T))
         object.__setattr__(self, "q0", tuple(q0))
+        # evaluated in every right-hand side of a simulation: the arrays once
+        object.__setattr__(self, "_arrays", (k, np.pi / T, q0))
 
     @classmethod
     def from_config(cls, arm: Arm, q0: np.ndarray, *, k: list[float], T: list[float]) -> Cycloidal:
@@ -58,13 +60,9 @@ class Cycloidal:
         return cls(k=tuple(k), T=tuple(T), q0=tuple(q0))
 
     def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        k, T, q0 = np.array(self.k), np.array(self.T), np.array(self.q0)
-        w = np.pi / T
-        return (
-            q0 + k * (t - np.sin(w * t) / w),
-            k * (1 - np.cos(w * t)),
-            k * w * np.sin(w * t),
-        )
+        k, w, q0 = self._arrays
+        sine = np.sin(w * t)
+        return q0 + k * (t - sine / w), k * (1 - np.cos(w * t)), k * w * sine
 
 
 @dataclass(frozen=True)
