@@ -15,12 +15,18 @@ the RHS calls), and does a stiff method pay for these arms (compare RHS calls
 and wall time at the same accuracy; the second table sweeps the tolerance of
 Radau and BDF so that equal errors can be compared).
 
-Measured (2026-11-22, 0.2 s): finite-difference Jacobians are ≤ 1.3 % of the
-RHS calls under Radau and ≤ 11 % under BDF, so an analytic Jacobian would save
-at most that; Radau at rtol 1e-5 reaches the error of BDF at 1e-7 (≈ 1.5e-9
-rad) with 1687 instead of 2059 RHS calls; the explicit methods need 10× more
-RHS calls than Radau on the lumped arm under PD (stiff), about half as many
-on the space arm (not stiff: highest mode 55 Hz).
+Measured (2026-11-23, 1.0 s, one BLAS thread): with SciPy's differences the
+Jacobians are ≤ 4 % of the RHS calls under Radau and BDF on the space arm
+(≤ 14 % on the lumped arm); the compiled Jacobian (``simulate(...,
+jacobian=True)``) changes neither their RHS count nor their wall time beyond
+noise. LSODA re-forms its Jacobian 300–500 times per simulated second and
+counts the difference columns in its RHS calls: the compiled Jacobian halves
+them (space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557) for 0–11 % of
+wall time (the central differences cost 2(2n + n_joints) kernel calls), so
+``simulate`` uses it for LSODA only. The explicit methods need 15–40× more
+RHS calls than LSODA on the lumped arm (PD, smoothed Coulomb friction:
+stiff), fewer than Radau on the space arm (DOP853 11 879 against 27 036:
+undamped, open loop, every mode stays excited: not stiff).
 """
 
 from __future__ import annotations
@@ -64,33 +70,52 @@ def cases():
     q0 = model.home()
     q0[:2] = circle.evaluate(0.0)[0]
     yield "lumped arm circle, AMM 1 mode", model, q0, pd, circle, 1e-6, 1e-8
+    model = FiniteElementModel(lumped, elements=1)
+    q0 = model.home()
+    q0[:2] = circle.evaluate(0.0)[0]
+    yield "lumped arm circle, FEM 1 element", model, q0, pd, circle, 1e-6, 1e-8
 
 
 def main(horizon: float) -> None:
     times = np.linspace(0.0, horizon, 11)
     print(f"# Simulation cost, {horizon} s of each maneuver\n")
     print(
-        "| case | n_dof | method | RHS | Jacobians | LU | FD-Jacobian share of RHS | wall s / sim s | max joint diff [rad] |"
+        "| case | n_dof | method | Jacobian | RHS | Jacobians | LU | FD-Jacobian share of RHS | wall s / sim s | max joint diff [rad] |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, model, q0, controller, trajectory, rtol, atol in cases():
         args = dict(controller=controller, trajectory=trajectory, t_eval=times)
         reference = simulate(model, (0.0, horizon), q0, method="DOP853", rtol=1e-11, atol=1e-13, **args)
         joints = list(model.coordinates[: model.n_joints])
         for method in METHODS:
-            start = time.perf_counter()
-            frame = simulate(model, (0.0, horizon), q0, method=method, rtol=rtol, atol=atol, **args)
-            wall = time.perf_counter() - start
-            a = frame.attrs
-            # scipy's Radau/BDF count the 2n + 2 columns of a finite-difference
-            # Jacobian outside nfev; LSODA's Fortran code counts them inside.
-            columns = a["njev"] * (2 * model.n_dof + 2)
-            share = f"{columns / (a['nfev'] + columns):.1%}" if method in ("Radau", "BDF") else "–"
-            diff = np.max(np.abs(frame[joints].to_numpy() - reference[joints].to_numpy()))
-            print(
-                f"| {name} | {model.n_dof} | {method} | {a['nfev']} | {a['njev']} | {a['nlu']} | "
-                f"{share} | {wall / horizon:.1f} | {diff:.1e} |"
-            )
+            for compiled_jacobian in (True, False) if method in ("Radau", "BDF", "LSODA") else (False,):
+                start = time.perf_counter()
+                frame = simulate(
+                    model,
+                    (0.0, horizon),
+                    q0,
+                    method=method,
+                    rtol=rtol,
+                    atol=atol,
+                    jacobian=compiled_jacobian,
+                    **args,
+                )
+                wall = time.perf_counter() - start
+                a = frame.attrs
+                # scipy's Radau/BDF count the 2n + 2 columns of a finite-difference
+                # Jacobian outside nfev; LSODA's Fortran code counts them inside.
+                columns = 0 if compiled_jacobian else a["njev"] * (2 * model.n_dof + 2)
+                share = f"{columns / (a['nfev'] + columns):.1%}" if method in ("Radau", "BDF") else "–"
+                kind = (
+                    ("compiled" if compiled_jacobian else "SciPy FD")
+                    if method in ("Radau", "BDF", "LSODA")
+                    else "–"
+                )
+                diff = np.max(np.abs(frame[joints].to_numpy() - reference[joints].to_numpy()))
+                print(
+                    f"| {name} | {model.n_dof} | {method} | {kind} | {a['nfev']} | {a['njev']} | {a['nlu']} | "
+                    f"{share} | {wall / horizon:.2f} | {diff:.1e} |"
+                )
 
 
 def equal_accuracy(horizon: float) -> None:

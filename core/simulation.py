@@ -59,6 +59,7 @@ def simulate(
     atol: float = ATOL,
     t_eval=None,
     solver: str = "composite",
+    jacobian: bool | None = None,
 ) -> pd.DataFrame:
     """Simulate ``model`` from (q0, q̇0) over ``t_span`` [s].
 
@@ -77,14 +78,24 @@ def simulate(
         (ε_c small). An undamped arm driven open loop keeps all its modes
         excited, so every method resolves the highest one and the explicit
         ``"DOP853"`` is cheaper (the space-arm maneuver: 2.3× fewer right-hand
-        sides than Radau). The implicit methods get the model's compiled
-        Jacobian where it has one (:meth:`Model.rates_function`), with the
-        controller's ``state_jacobian`` (or its central differences).
+        sides than Radau). See ``jacobian`` for the Jacobian of the implicit
+        methods (:meth:`Model.rates_function`, with the controller's
+        ``state_jacobian`` or its central differences).
     solver : str
         The forward-dynamics solver (:data:`core.model.SOLVERS`): ``"composite"``
         (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
     t_eval : array_like, optional
         Output times; default: the integrator's own steps.
+    jacobian : bool, optional
+        True hands Radau, BDF and LSODA the model's compiled Jacobian where it
+        has one; False leaves them SciPy's finite differences of the right-hand
+        side (2 n_dof + 2 calls per Jacobian). None (default): the compiled one
+        for LSODA only, where it pays — LSODA re-forms its Jacobian hundreds of
+        times per simulated second and the compiled one halves its right-hand
+        sides (space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557 per
+        simulated second) — while Radau and BDF form one every few hundred steps
+        (≤ 3 % of their calls on the shipped arms, no measurable gain;
+        ``benchmarks/simulation_report.py``).
 
     Returns
     -------
@@ -140,7 +151,9 @@ def simulate(
         return rates(x, inputs(t, q, qd))
 
     jac = None
-    if method in IMPLICIT and hasattr(rates, "jacobian"):
+    if jacobian is None:
+        jacobian = method == "LSODA"
+    if jacobian and method in IMPLICIT and hasattr(rates, "jacobian"):
 
         def jac(t: float, x: np.ndarray) -> np.ndarray:
             q, qd = x[:n], x[n : 2 * n]

@@ -355,7 +355,8 @@ def test_compiled_jacobian_leaves_the_implicit_simulation_unchanged():
     the Jacobian only steers the Newton iteration, so the two agree to the integration
     tolerance (rtol 1e-8 of angles ~1 rad: measured 6.6e-12 rad under Radau, 1.3e-10 under
     LSODA; tolerance 1e-8 rad). LSODA saves the right-hand sides it spent on differences
-    (measured 1756 against 3393)."""
+    (measured 1756 against 3393), and uses the compiled Jacobian by default;
+    ``jacobian=False`` gives SciPy's differences back."""
     model = AssumedModesModel(lumped_two_link(), shape="clamped-mass", modes=1)
     twin = type(model)(model.arm, **{**model._build_options, "compiled": False})
     trajectory = CartesianCircle((0.67, 0.34), 0.1, 2 * math.pi / 10, (0.5, 0.5))
@@ -370,11 +371,16 @@ def test_compiled_jacobian_leaves_the_implicit_simulation_unchanged():
     )
     names = list(model.coordinates)
     for method in ("Radau", "LSODA"):
-        ours = simulate(model, (0, 0.5), q0, method=method, **common)
+        ours = simulate(model, (0, 0.5), q0, method=method, jacobian=True, **common)
         reference = simulate(twin, (0, 0.5), q0, method=method, **common)
         np.testing.assert_allclose(ours[names], reference[names], rtol=0, atol=1e-8)
         if method == "LSODA":
             assert ours.attrs["nfev"] < reference.attrs["nfev"]
+            differences = simulate(model, (0, 0.5), q0, method=method, jacobian=False, **common)
+            assert ours.attrs["nfev"] < differences.attrs["nfev"]
+            np.testing.assert_allclose(differences[names], reference[names], rtol=0, atol=1e-8)
+            default = simulate(model, (0, 0.5), q0, method=method, **common)  # LSODA: compiled
+            assert default.attrs["nfev"] == ours.attrs["nfev"]
 
 
 def test_controller_jacobian_by_differences_equals_the_analytic_one():
