@@ -627,13 +627,11 @@ class ChainModel(Model):
         qdd = np.asarray(qdd, dtype=float)
         if qdd.shape != (self.n_dof,):
             raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
-        # constant D, K, B: one recursion and three products
-        return (
-            self.compiled.inverse(q, qd, qdd)
-            + self._D @ qd
-            + self._K @ q
-            - self._B @ self.friction_forces(q, qd)
-        )
+        # constant D, K, B: one recursion and a few products
+        forces = self.compiled.inverse(q, qd, qdd) + self._D @ qd + self._K @ q
+        if self._coulomb.any():
+            forces -= self._B @ self.friction_forces(q, qd)
+        return forces
 
     def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
         if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability

@@ -28,6 +28,7 @@ top of the primitives, so both backends share it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from abc import ABC, abstractmethod
 from typing import Literal
@@ -215,7 +216,9 @@ class Model(ABC):
         qd = np.zeros(self.n_dof) if qd is None else np.asarray(qd, dtype=float)
         if qd.shape != (self.n_dof,):
             raise ValueError(f"qd must have shape ({self.n_dof},), got {qd.shape}")
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        # one reduction for the common case (a non-finite entry makes the sum non-finite;
+        # an overflowing sum of finite entries only costs the detailed check below)
+        if not math.isfinite(q.sum() + qd.sum()):
             for name, value in (("q", q), ("qd", qd)):
                 bad = np.flatnonzero(~np.isfinite(value))
                 if bad.size:
