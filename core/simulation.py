@@ -60,6 +60,7 @@ def simulate(
     t_eval=None,
     solver: str = "composite",
     jacobian: bool | None = None,
+    progress=None,
 ) -> pd.DataFrame:
     """Simulate ``model`` from (q0, q̇0) over ``t_span`` [s].
 
@@ -86,6 +87,9 @@ def simulate(
         (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
     t_eval : array_like, optional
         Output times; default: the integrator's own steps.
+    progress : callable, optional
+        ``progress(t)`` with the time an evaluation has reached [s], once per
+        right-hand side (throttle it yourself; :func:`studies.progress.throttled`).
     jacobian : bool, optional
         True hands Radau, BDF and LSODA the model's compiled Jacobian where it
         has one; False leaves them SciPy's finite differences of the right-hand
@@ -144,6 +148,8 @@ def simulate(
 
     def rhs(t: float, x: np.ndarray) -> np.ndarray:
         q, qd = x[:n], x[n : 2 * n]
+        if progress is not None:
+            progress(t)
         for k, (index, wave_speed) in enumerate(speeds):
             ratio = abs(qd[index]) * q[index] / wave_speed
             if ratio > worst[k][0]:

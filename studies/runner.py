@@ -38,6 +38,7 @@ from studies.config import StudyConfig, build_arm, expand_cases
 from studies.discretizations import Case, normalize_columns
 from studies.executors import EXECUTORS
 from studies.kinds import KINDS
+from studies.progress import StatusLine, reporting
 from studies.reports import write_reports
 
 #: Default parent of output folders.
@@ -62,15 +63,22 @@ class RunResult:
 
 
 def execute_case(
-    kind_name: str, arm_data: dict, case: Case, analysis_data: dict, blas_threads: int = 1
+    kind_name: str,
+    arm_data: dict,
+    case: Case,
+    analysis_data: dict,
+    blas_threads: int = 1,
+    status_file: str | None = None,
 ) -> dict[str, Any]:
     """Run one case with at most ``blas_threads`` BLAS threads; never raises (a failure
-    is an outcome). Runs in workers too."""
+    is an outcome). Runs in workers too. What the case reports while it runs
+    (:func:`studies.progress.report`) goes to ``status_file``."""
     start = time.perf_counter()
     started = datetime.now(UTC).isoformat()
     with (
         threadpool_limits(limits=blas_threads, user_api="blas"),
         warnings.catch_warnings(record=True) as caught,
+        reporting(None if status_file is None else Path(status_file)),
     ):
         warnings.simplefilter("always")
         try:
@@ -150,11 +158,22 @@ def run_study(
     finished = _finished_cases(folder) if resume else {}
     todo = [case for case in cases if case.number not in finished]
     threads = config.execution.blas_threads
-    tasks = [(kind.name, arm.to_dict(), case, analysis.model_dump(), threads) for case in todo]
+    for stale in (folder / "cases").glob("*.progress*"):  # left by a killed run
+        stale.unlink()
+
+    def status_file(case: Case) -> str | None:
+        return str(folder / "cases" / f"{case.number:04d}.progress") if progress else None
+
+    tasks = [
+        (kind.name, arm.to_dict(), case, analysis.model_dump(), threads, status_file(case)) for case in todo
+    ]
     n_workers = workers or config.execution.workers
     executor = EXECUTORS[config.execution.executor]
     outcomes: dict[int, dict] = dict(finished)
     bar = _progress(len(cases), len(finished), progress)
+    status = None if bar is None else StatusLine(folder, bar)
+    if status is not None:
+        status.start()
     try:
         for task, outcome in executor(execute_case, tasks, n_workers, config.execution.scheduler):
             number = outcome["case"]
@@ -168,6 +187,8 @@ def run_study(
             if bar is not None:
                 bar.update(1)
     finally:
+        if status is not None:
+            status.stop()
         if bar is not None:
             bar.close()
     frames = [

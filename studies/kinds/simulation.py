@@ -26,6 +26,7 @@ from core.trajectories import TRAJECTORIES
 from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
 from studies.kinds.base import StudyKind
 from studies.plots import time_plot
+from studies.progress import report, throttled
 
 
 class _Strict(BaseModel):
@@ -158,6 +159,9 @@ class Simulation(StudyKind):
                 rtol=analysis.rtol,
                 atol=analysis.atol,
                 t_eval=times,
+                progress=throttled(
+                    lambda t, solver=solver: report(f"{solver}: t = {t:.3g} of {analysis.t_end:g} s")
+                ),
             )
             frame.insert(0, "solver", solver)
             for key, value in reversed(case.columns().items()):

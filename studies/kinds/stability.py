@@ -61,6 +61,7 @@ from core.trajectories import ParabolicBlend
 from studies.discretizations import label_of
 from studies.kinds.base import StudyKind
 from studies.plots import eigenvalue_time_plot, time_plot
+from studies.progress import report, throttled
 
 #: Largest Re λ counts as positive above this fraction of the largest |λ| at that time.
 POSITIVE_TOLERANCE = 1e-6
@@ -228,6 +229,9 @@ class Stability(StudyKind):
                     rtol=analysis.rtol,
                     atol=analysis.atol,
                     t_eval=times,
+                    progress=throttled(
+                        lambda t, direction=direction: report(f"{direction}: t = {t:.3g} of {t_end:g} s")
+                    ),
                 )
                 completed = True
             except SimulationError as error:  # keep what was computed (an unstable run may diverge)
