@@ -174,6 +174,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 "analysis": {},
             }
         )
+    from studies.reports import warned_by
     from studies.runner import run_study
 
     result = run_study(
@@ -192,10 +193,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if summary.exists():
         print(f"summary: {summary}")
     for text, numbers in result.warnings.items():
-        print(
-            f"warning ({'cases' if len(numbers) > 1 else 'case'} {', '.join(map(str, numbers))}): {text}",
-            file=sys.stderr,
-        )
+        print(f"warning ({warned_by(numbers)}): {text}", file=sys.stderr)
     for failure in result.failed:
         print(f"case {failure['case']} failed: {failure['error']}", file=sys.stderr)
     return 0 if result.ok else 1
@@ -245,6 +243,19 @@ def _check_output(folder: Path) -> None:
         raise ConfigError(
             f"--output: cannot create or write {str(folder)!r} (no write permission in {str(existing)!r})"
         )
+    # Permissions are not the whole story (read-only mounts, /proc): try to create it, then
+    # leave the disk as it was (the run creates it again).
+    created = []
+    try:
+        for path in [*reversed(folder.parents), folder]:
+            if not path.exists():
+                path.mkdir()
+                created.append(path)
+    except OSError as error:
+        raise ConfigError(f"--output: cannot create {str(folder)!r}: {error.strerror}") from None
+    finally:
+        for path in reversed(created):
+            path.rmdir()
 
 
 def _check_sizes(config, force: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,14 @@ def write_reports(
     table, so an assumption violated or an unstable configuration is seen first.
     """
     formats = set(config.report.formats)
+    raised = {} if raised is None else raised
+    if not results.empty:
+        # a kind's study-wide checks (finalize) warn for the study, not for a case
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = kind.finalize(results, arm, analysis)
+        for warning in caught:
+            raised.setdefault(f"{warning.category.__name__}: {warning.message}", [])
     lines = [
         f"# {config.study.name}",
         "",
@@ -46,13 +55,9 @@ def write_reports(
     ]
     if raised:
         lines += ["## Warnings", ""]
-        lines += [
-            f"- {text} (case{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"
-            for text, numbers in raised.items()
-        ]
+        lines += [f"- {text} ({warned_by(numbers)})" for text, numbers in raised.items()]
         lines += [""]
     if not results.empty:
-        results = kind.finalize(results, arm, analysis)
         results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")
         results.to_csv(folder / "results.csv", index=False)
         for text in kind.report(results, arm, analysis, folder, config.report.plots):
@@ -81,3 +86,10 @@ def write_reports(
         lines += ["## Failed cases", "", markdown_table(failures), ""]
     if "markdown" in formats:
         (folder / "summary.md").write_text("\n".join(lines))
+
+
+def warned_by(numbers: list[int]) -> str:
+    """ "case 3", "cases 1, 4" or "study" (a warning of the study as a whole)."""
+    if not numbers:
+        return "study"
+    return f"case{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"

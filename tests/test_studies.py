@@ -598,6 +598,39 @@ def test_warnings_reach_stderr_and_the_summary(tmp_path, capsys):
     assert "## Warnings" in summary and "fewer than the 3 asked for (case 1)" in summary
 
 
+def test_a_convergence_study_warns_when_its_finest_case_is_short(tmp_path, capsys):
+    """A convergence sweep expects its small cases to have fewer frequencies than asked for,
+    not its finest: n_frequencies above the finest case's count is a study-wide warning on
+    stderr and in summary.md (the finest AMM case has 4 modes, the finest FEM one 8)."""
+    text = SMALL.replace("n_frequencies = 2", "n_frequencies = 6")
+    assert run_cli("run", str(write(tmp_path, text)), "--output", str(tmp_path / "out")) == 0
+    err = capsys.readouterr().err
+    assert (
+        "warning (study): RuntimeWarning: analysis.n_frequencies: the finest amm clamped-free case has 4"
+        in err
+    )
+    assert "finest fem" not in err
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert (
+        "the finest amm clamped-free case has 4 frequencies (locked joints), fewer than the 6 asked for (study)"
+        in summary
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
+def test_an_output_folder_that_cannot_be_created_is_refused_naming_the_option(tmp_path, capsys):
+    """/proc refuses new folders (and passes a permission check as root): the CLI tries to
+    create --output (and removes what it created) before anything runs."""
+    path = write(tmp_path, SMALL)
+    assert run_cli("run", str(path), "--output", "/proc/flexlink-out") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("flexlink: error: --output: cannot create")  # as root or not
+    assert "'/proc/flexlink-out'" in err and err.count("\n") == 1
+    assert run_cli("run", str(path), "--output", str(tmp_path / "a" / "b")) == 0
+    capsys.readouterr()
+    assert (tmp_path / "a" / "b" / "summary.md").exists()
+
+
 def test_cases_run_with_the_configured_number_of_blas_threads(monkeypatch):
     """[execution] blas_threads (default 1) bounds the BLAS threads inside every case
     (this machine has 2 cores, so OpenBLAS would otherwise use 2)."""

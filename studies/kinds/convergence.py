@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import ConfigDict, PositiveInt
+from pydantic import ConfigDict, Field, PositiveInt
 
 from studies.discretizations import BACKENDS, per_case
 from studies.kinds.frequencies import Frequencies, FrequencyAnalysis, add_references, frequency_rows
@@ -18,7 +19,7 @@ FIT_FLOOR = 1e-12
 
 class ConvergenceAnalysis(FrequencyAnalysis):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    n_frequencies: PositiveInt = 3
+    n_frequencies: PositiveInt = Field(3, description="Frequencies compared per case, lowest first.")
 
 
 def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
@@ -51,7 +52,20 @@ class Convergence(Frequencies):
         return frequency_rows(arm, case, analysis, warn_short=False)
 
     def finalize(self, results, arm, analysis):
-        return add_references(results, arm, analysis)  # errors and rates; no mode pairing
+        """Errors against the reference (no mode pairing); warns when even the finest case of
+        a backend and shape has fewer frequencies than ``analysis.n_frequencies`` (the small
+        cases of a sweep are expected to)."""
+        for (backend, shape), group in results.groupby(["backend", "shape"], sort=True):
+            largest = group[group["n_dof"] == group["n_dof"].max()]
+            available = largest["mode"].nunique()
+            if available < analysis.n_frequencies:
+                warnings.warn(
+                    f"analysis.n_frequencies: the finest {backend} {shape} case has {available} "
+                    f"frequencies ({analysis.joints} joints), fewer than the {analysis.n_frequencies} asked for",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return add_references(results, arm, analysis)
 
     def tables(self, results, arm, analysis):
         return {
