@@ -288,11 +288,11 @@ def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path, monkey
     calls = []
     real = runner.execute_case
 
-    def interrupted(kind, arm, case, analysis, threads):
+    def interrupted(kind, arm, case, analysis, threads, status_file):
         calls.append(case.number)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(kind, arm, case, analysis, threads)
+        return real(kind, arm, case, analysis, threads, status_file)
 
     monkeypatch.setattr(runner, "execute_case", interrupted)
     with pytest.raises(KeyboardInterrupt):
