@@ -14,17 +14,8 @@ from core.basis import BeamBasis, TranslatingBasis
 from core.engine import ChainModel
 from core.kinematics import check_free_length
 from core.loads import distal_load
+from shapes import fixed_length_families, translating_families
 from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
-
-
-def fixed_length_families() -> list[str]:
-    """Registered families a link of fixed length can use (every family with fixed ratios)."""
-    return [name for name, cls in shapes.FAMILIES.items() if not cls.tracks_length]
-
-
-def translating_families() -> list[str]:
-    """Families a translating link can use: clamped at the hub exit, fixed on η = s/l."""
-    return [name for name in fixed_length_families() if shapes.FAMILIES[name].frame == "clamped"]
 
 
 def translating_basis(family: shapes.ShapeFamily, modes: int, reference_length: float) -> TranslatingBasis:

@@ -49,17 +49,14 @@ from core.basis import BeamBasis, TranslatingBasis
 from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
 from core.flexible_body import FlexibleBody, TranslatingBody
 from core.kinematics import ChainKinematics, TipMap, check_free_length
-from core.model import SOLVERS, Model
+from core.model import Model
 from core.newton_euler import bias_terms
-from core.recursive import recursive_solver
 from core.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
 #: How many recent configurations keep M, G (and, for analyses, ∂M/∂q) cached.
 DERIVATIVE_CACHE = 8
-
-SOLVERS["recursive"] = recursive_solver
 
 
 class ChainModel(Model):

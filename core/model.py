@@ -38,6 +38,7 @@ import scipy.linalg
 
 from core.arm import Arm
 from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
+from core.recursive import recursive_solver
 
 #: Forward-dynamics solvers by name. A solver is ``f(model, q, qd, applied) -> qdd`` with
 #: ``applied`` every generalized force except the inertial and gravity ones
@@ -52,6 +53,7 @@ def _composite(model: Model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray)
 
 
 SOLVERS["composite"] = _composite
+SOLVERS["recursive"] = recursive_solver  # the articulated bodies (core.recursive, core.compiled)
 
 
 def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

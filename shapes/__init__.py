@@ -40,6 +40,16 @@ for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
 
+def fixed_length_families() -> list[str]:
+    """Registered families a link of fixed length can use (every family with fixed ratios)."""
+    return [name for name, cls in FAMILIES.items() if not cls.tracks_length]
+
+
+def translating_families() -> list[str]:
+    """Families a translating link can use: clamped at the hub exit, fixed on η = s/l."""
+    return [name for name in fixed_length_families() if FAMILIES[name].frame == "clamped"]
+
+
 def family(name: str, **params: Any) -> ShapeFamily:
     """Construct the shape family registered as ``name`` with its parameters.
 
@@ -76,4 +86,6 @@ __all__ = [
     "PinnedPinned",
     "ShapeFamily",
     "family",
+    "fixed_length_families",
+    "translating_families",
 ]

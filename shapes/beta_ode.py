@@ -30,8 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
-from scipy.interpolate import CubicHermiteSpline
 
 from core import validation as check
 from shapes.base import _check_modes
@@ -226,6 +224,8 @@ def _track_ode(family, t, lengths, length, length_rate, n, table_points, rtol, a
     beta0 = clamped_mass_roots(n, mu0, j0)
     if t.size == 1:
         return beta0[:, None], 0
+    from scipy.integrate import solve_ivp  # on use: the shapes registry loads with every config
+
     solution = solve_ivp(rhs, (t[0], t[-1]), beta0, method="DOP853", t_eval=t, rtol=rtol, atol=atol)
     if not solution.success:
         raise RuntimeError(f"beta-ode integration failed at t={solution.t[-1]}: {solution.message}")
@@ -246,6 +246,8 @@ def _track_table(family, t, lengths, length, length_rate, n, table_points, rtol,
         mu, jr = family.ratios(l_i)
         roots[:, i] = clamped_mass_roots(n, mu, jr)
         slopes[:, i] = family.dbeta_dlength(n, l_i, betas=roots[:, i])
+    from scipy.interpolate import CubicHermiteSpline
+
     spline = CubicHermiteSpline(grid, roots, slopes, axis=1)
     return spline(lengths), table_points
 

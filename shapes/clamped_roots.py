@@ -35,7 +35,6 @@ method on f̃ then converges to round-off.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 
 #: Bisection on the eigenvalue count stops after this many splits (each halves
 #: an interval); eigenvalues are simple, so this is never reached in practice.
@@ -58,6 +57,8 @@ def clamped_free_roots(n: int) -> np.ndarray:
     changes sign exactly once (it is monotone on [0, π], and for β ≥ π the
     sech term is below 0.09, so the sign follows cos β).
     """
+    from scipy.optimize import brentq  # on use: the shapes registry loads with every config
+
     roots = np.empty(n)
     for k in range(1, n + 1):
         roots[k - 1] = brentq(
@@ -218,6 +219,8 @@ def _refine(k: int, lo: float, hi: float, mu: float, jr: float) -> float:
     sign there undetermined; then bisection on the exact count shrinks the
     interval until the sign change is clear.
     """
+    from scipy.optimize import brentq
+
     for _ in range(MAX_SPLITS):
         f_lo = clamped_mass_function(lo, mu, jr) if lo > 0 else 1.0  # f̃(0⁺) → 2 > 0
         f_hi = clamped_mass_function(hi, mu, jr)

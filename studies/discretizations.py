@@ -18,14 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import shapes
 from core.arm import Arm
-from core.model import Model
+
+if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
+    import pandas as pd
+
+    from core.model import Model
 
 #: The columns that identify a case's discretization in every result table.
 SWEEP_COLUMNS = ("backend", "shape", "modes", "elements")
@@ -172,6 +175,8 @@ def discretizations(backends: Sequence[str], shape_names: Sequence[str], sizes: 
 def normalize_columns(results: pd.DataFrame) -> pd.DataFrame:
     """Sizes as nullable integers (blank in CSV where a backend has none), whatever
     pandas inferred when the per-case CSVs were read back."""
+    import pandas as pd
+
     results = results.copy()
     for column in ("modes", "elements"):
         if column in results:
