@@ -162,7 +162,8 @@ class ComputedTorque(_JointGains):
     def from_config(
         cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
     ) -> ComputedTorque:
-        """Computed torque; refused for an arm with flexible links (use decoupling)."""
+        """Computed torque with gains ``kp`` [1/s²], ``kd`` [1/s] of the error law
+        ë + k_d ė + k_p e = 0; refused for an arm with flexible links (use decoupling)."""
         if arm.flexible_links:
             raise ValueError(
                 f"computed-torque acts on rigid models; this arm has flexible links {list(arm.flexible_links)} "
@@ -184,6 +185,14 @@ class Decoupling(_JointGains):
     """Model-based decoupling (SPEC §7): the joint errors e = q_r − q_d obey
     ë + k_d ė + k_p e = 0 exactly (G_v = k_d, G_p = k_p in SPEC §7), whatever the flexible coordinates do; they
     obey M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r (clamped frames)."""
+
+    @classmethod
+    def from_config(
+        cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
+    ) -> Decoupling:
+        """Decoupling with gains ``kp`` [1/s²], ``kd`` [1/s] of the joint error law
+        ë + k_d ė + k_p e = 0 (scalars or one per joint)."""
+        return cls(kp=kp, kd=kd)
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         q_d, qd_d, qdd_d = _need(reference, "decoupling")

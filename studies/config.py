@@ -4,7 +4,7 @@ A study file has the tables ``[study]``, ``[arm]``, ``[sweep]``, ``[analysis]``,
 ``[report]`` and ``[execution]`` (see the shipped examples in
 ``studies/configs``). Every mistake is reported as a :class:`ConfigError`
 whose message starts with the key path, list positions counted from 1 as
-everywhere a user sees numbers: ``sweep.modes[3]: must be >= 1, got 0``.
+everywhere a user sees numbers: ``sweep.modes[3]: must be > 0, got 0``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pydantic import (
     model_validator,
 )
 
-from amm.model import fixed_length_families
 from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
+from shapes import fixed_length_families
 from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
 
@@ -39,8 +39,12 @@ class _Section(BaseModel):
 
 
 class StudySection(_Section):
-    name: str = Field(min_length=1, max_length=80)
-    kind: str
+    name: str = Field(
+        min_length=1,
+        max_length=80,
+        description="Names the study and its output folder: letters, digits, '.', '_' or '-'.",
+    )
+    kind: str = Field(description="The study kind, a key of studies.kinds.KINDS; [analysis] holds its keys.")
 
     @field_validator("name")
     @classmethod
@@ -66,12 +70,32 @@ def _vector3(value: list[float]) -> list[float]:
 
 
 class ArmSection(_Section):
-    preset: str | None = None
-    links: list[dict[str, Any]] | None = None
-    joints: list[dict[str, Any]] | None = None
-    payload: dict[str, Any] | None = None
-    gravity: Annotated[list[float], AfterValidator(_vector3)] = [0.0, 0.0, 0.0]  # m/s², base frame
-    tip_rotation: Literal["slope", "chord"] = "slope"
+    preset: str | None = Field(
+        None,
+        description="A reference arm of core.presets.PRESETS; give either preset or [[arm.links]], "
+        "not both (a preset takes no joints or payload).",
+    )
+    links: list[dict[str, Any]] | None = Field(
+        None, description="Links 1..n, one [[arm.links]] table each (the fields of core.arm.Link)."
+    )
+    joints: list[dict[str, Any]] | None = Field(
+        None,
+        description="Joints 1..n, one [[arm.joints]] table each (the fields of core.arm.Joint): a spatial "
+        "arm placed by its Denavit-Hartenberg parameters (Arm.from_dh). Without them the arm is planar "
+        "(Arm.planar): revolute joints about parallel z axes, a_i = length of link i, in-plane bending only.",
+    )
+    payload: dict[str, Any] | None = Field(
+        None, description="A rigid body at the tip of the last link (the fields of core.arm.Payload)."
+    )
+    gravity: Annotated[list[float], AfterValidator(_vector3)] = Field(
+        [0.0, 0.0, 0.0],
+        description="Gravitational acceleration (x, y, z) in the base frame; z = 0 for a planar arm [m/s^2].",
+    )
+    tip_rotation: Literal["slope", "chord"] = Field(
+        "slope",
+        description="How a flexible link's tip rotates the next joint frame: by the tip slope w'(L) "
+        "(slope) or by the chord angle w(L)/L (chord).",
+    )
 
     @field_validator("preset")
     @classmethod
@@ -107,24 +131,58 @@ class SweepSection(_Section):
     """``[sweep]``: backends and shape families from their registries, one size list per
     size column a backend uses (``modes`` for AMM, ``elements`` for FEM)."""
 
-    backends: list[BackendName] = Field(default=["amm"], min_length=1)
-    shapes: list[FamilyName] = Field(default=["clamped-free"], min_length=1)
-    modes: list[Size] = Field(default=[2], min_length=1)
-    elements: list[Size] = Field(default=[4], min_length=1)
+    backends: list[BackendName] = Field(
+        default=["amm"],
+        min_length=1,
+        description="Backends, keys of studies.discretizations.BACKENDS; each one sweeps its own cases.",
+    )
+    shapes: list[FamilyName] = Field(
+        default=["clamped-free"],
+        min_length=1,
+        description="Shape families of shapes.FAMILIES (those of fixed length): the AMM basis of every "
+        "flexible link (clamped-mass takes all that is beyond the link's tip as its tip load); FEM takes "
+        "the frame each family implies.",
+    )
+    modes: list[Size] = Field(
+        default=[2], min_length=1, description="AMM: modes per bending plane of every flexible link."
+    )
+    elements: list[Size] = Field(
+        default=[4],
+        min_length=1,
+        description="FEM: elements per flexible link, the same count on every flexible link, uniform mesh "
+        "(per-link counts and graded meshes are options of fem.FiniteElementModel, not config keys).",
+    )
 
 
 class ReportSection(_Section):
-    formats: list[Literal["csv", "markdown", "latex"]] = Field(default=["csv", "markdown"], min_length=1)
-    plots: bool = True
+    formats: list[Literal["csv", "markdown", "latex"]] = Field(
+        default=["csv", "markdown"],
+        min_length=1,
+        description="What the kind's tables are written as besides results.csv: csv (one CSV each), "
+        "markdown (summary.md), latex (one .tex each).",
+    )
+    plots: bool = Field(True, description="Write the kind's plots (PNG and PDF).")
 
 
 class ExecutionSection(_Section):
-    executor: Literal["serial", "processes", "dask"] = "serial"
-    workers: PositiveInt = 1
-    scheduler: str | None = None  # dask only: the scheduler's address, e.g. "tcp://127.0.0.1:8786"
-    # BLAS threads per case (OpenBLAS's default uses every core for each small
-    # matrix: measured 2.07 s against 0.023 s for the quickstart's 32-element case).
-    blas_threads: PositiveInt = 1
+    executor: Literal["serial", "processes", "dask"] = Field(
+        "serial",
+        description="Where cases run: one after the other (serial), in a local process pool (processes) "
+        "or on a Dask cluster (dask).",
+    )
+    workers: PositiveInt = Field(
+        1,
+        description="Cases run at once: the processes of the pool or the workers of a local Dask "
+        "cluster (serial runs one).",
+    )
+    scheduler: str | None = Field(
+        None,
+        description="Dask only: the address of a running scheduler, e.g. tcp://127.0.0.1:8786; "
+        "unset, a local cluster of workers is started.",
+    )
+    # OpenBLAS's default uses every core for each small matrix: measured 2.07 s
+    # against 0.023 s for the quickstart's 32-element case.
+    blas_threads: PositiveInt = Field(1, description="BLAS threads per case.")
 
     @field_validator("scheduler")
     @classmethod

@@ -65,24 +65,44 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
     controller = create_model(
         "ControllerSpec",
         __base__=_Strict,
-        kind=(Literal[("none", *(name for name, _ in controllers))], "none"),
+        kind=(
+            Literal[("none", *(name for name, _ in controllers))],
+            Field(
+                "none", description="A controller of core.controllers.CONTROLLERS, or none (zero torques)."
+            ),
+        ),
         **_parameters(controllers[0][1].from_config),
     )
     return create_model(
         "SimulationAnalysis",
         __base__=_Strict,
-        t_end=(PositiveFloat, ...),
-        # initial joint variables; default: the trajectory's start, else Arm.home()
-        q0=(list[float] | None, None),
-        trajectory=(trajectory | None, None),
-        controller=(controller, controller()),
-        method=(Literal[METHODS], "Radau"),
-        # one solver or several (each case then runs once per solver, rows tagged by ``solver``)
-        solver=(Literal[solvers] | Annotated[list[Literal[solvers]], Field(min_length=1)], "composite"),
-        rtol=(PositiveFloat, RTOL),
-        atol=(PositiveFloat, ATOL),
-        output_points=(PositiveInt, 201),
-        spectrum=(bool, False),
+        t_end=(PositiveFloat, Field(description="End of the simulation, which starts at t = 0 [s].")),
+        q0=(
+            list[float] | None,
+            Field(
+                None,
+                description="Initial joint variables, one per joint; unset: the trajectory's start, "
+                "else Arm.home() [rad or m].",
+            ),
+        ),
+        trajectory=(
+            trajectory | None,
+            Field(None, description="The reference trajectory, a table whose kind names the trajectory."),
+        ),
+        controller=(controller, Field(controller(), description="The joint controller and its gains.")),
+        method=(Literal[METHODS], Field("Radau", description="scipy solve_ivp method.")),
+        solver=(
+            Literal[solvers] | Annotated[list[Literal[solvers]], Field(min_length=1)],
+            Field(
+                "composite",
+                description="Forward-dynamics solver, or several: each case then runs once per solver, "
+                "its rows tagged by solver.",
+            ),
+        ),
+        rtol=(PositiveFloat, Field(RTOL, description="Relative tolerance of the integrator.")),
+        atol=(PositiveFloat, Field(ATOL, description="Absolute tolerance of the integrator.")),
+        output_points=(PositiveInt, Field(201, description="Output times, evenly spaced from 0 to t_end.")),
+        spectrum=(bool, Field(False, description="Report the peak frequencies of the tip acceleration.")),
     )
 
 
@@ -223,15 +243,20 @@ class Simulation(StudyKind):
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
             taus = [c for c in results.columns if c.startswith("tau")]
             by = ["case", "solver"]
+            labels = _joint_labels(arm)
             names = time_plot(
                 results,
                 [joints, tips, taus, ["energy_balance_error"]],
-                ["joints", "tip deflection [m]", "torque", "energy balance [J]"],
+                [labels["variable"], "tip deflection [m]", labels["effort"], "energy balance error [J]"],
                 folder,
                 "time_response",
                 by=by,
             )
-            text.append(f"![time response]({names[0]}) ([PDF]({names[1]}))")
+            text.append(
+                "Time response (colour: joint or link; line style: case"
+                + (" and solver" if len(solvers_of(analysis)) > 1 else "")
+                + f"): ![time response]({names[0]}) ([PDF]({names[1]}))"
+            )
             if all(f"{name}_ref" in results for name in joints):
                 tracking = results.copy()
                 errors = [f"{name}_error" for name in joints]
@@ -245,10 +270,10 @@ class Simulation(StudyKind):
                     tracking,
                     [errors, tips, ["power_difference"], [f"{name}_ddot" for name in joints]],
                     [
-                        "joint error [rad or m]",
+                        labels["error"],
                         "tip deflection [m]",
-                        "power − rigid power [W]",
-                        "joint acceleration [rad/s² or m/s²]",
+                        r"$P - P_\mathrm{rigid}$ [W]",
+                        labels["acceleration"],
                     ],
                     folder,
                     "tracking",
@@ -256,10 +281,28 @@ class Simulation(StudyKind):
                 )
                 text.append(
                     "Tracking (seed 001's comparison): joint errors to the desired trajectory, tip "
-                    "deflections, input power Σ τ q̇ minus the rigid model's Σ τ q̇_d, joint accelerations. "
+                    "deflections, input power P = Σ τ q̇ minus the rigid model's P_rigid = Σ τ q̇_d, joint "
+                    "accelerations (a symmetric log axis where a start-up transient dwarfs the rest). "
                     f"![tracking]({names[0]}) ([PDF]({names[1]}))"
                 )
         return text
+
+
+def _joint_labels(arm) -> dict[str, str]:
+    """Axis labels of the joint variables, their errors and accelerations, and the joint
+    efforts, with units: rad, rad/s², N·m for revolute joints, m, m/s², N for prismatic ones
+    (both for an arm with both)."""
+    present = [kind for kind in ("revolute", "prismatic") if any(j.kind == kind for j in arm.joints)]
+    names = {"revolute": ("joint angle", "joint torque"), "prismatic": ("joint position", "joint force")}
+    units = {"revolute": ("rad", "rad/s²", "N·m"), "prismatic": ("m", "m/s²", "N")}
+    position, acceleration, effort = (", ".join(u) for u in zip(*(units[k] for k in present), strict=True))
+    variable = names[present[0]][0] if len(present) == 1 else "joint variable"
+    return {
+        "variable": f"{variable} [{position}]",
+        "error": f"joint error [{position}]",
+        "acceleration": f"joint accel. [{acceleration}]",
+        "effort": f"{', '.join(names[k][1] for k in present)} [{effort}]",
+    }
 
 
 def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:

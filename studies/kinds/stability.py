@@ -58,7 +58,7 @@ from core.controllers import Decoupling
 from core.derivatives import central_difference_jacobian, complex_step_derivatives, complex_step_points
 from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.trajectories import ParabolicBlend
-from studies.discretizations import label_of
+from studies.discretizations import Discretization, label_of
 from studies.kinds.base import StudyKind
 from studies.plots import eigenvalue_time_plot, time_plot
 from studies.progress import report, throttled
@@ -70,26 +70,49 @@ DIRECTIONS = ("extension", "retraction", "custom")
 
 class StabilityAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    link: PositiveInt | None = None  # the translating link; default: the arm's first
-    directions: list[Literal[DIRECTIONS]] = Field(
-        default_factory=lambda: ["extension", "retraction"], min_length=1
+    link: PositiveInt | None = Field(
+        None, description="Number of the translating link (from 1); unset: the arm's first."
     )
-    lengths: tuple[PositiveFloat, PositiveFloat] = (0.3, 1.0)  # short and long free length [m]
-    custom: tuple[PositiveFloat, PositiveFloat] | None = None  # [from, to] free length of "custom"
-    start: list[float] | None = None  # the other joints at t = 0 [rad, m]; default 0
-    end: list[float] | None = None  # the other joints at t = T; default: start
-    T: PositiveFloat = 1.0
-    blend: PositiveFloat = 0.25
-    t_end: PositiveFloat | None = None  # default T
-    kp: PositiveFloat | list[PositiveFloat] = 100.0
-    kd: PositiveFloat | list[PositiveFloat] = 20.0
-    initial_deflection: NonNegativeFloat = 1e-3
-    eigen_points: PositiveInt = 41
-    simulate: bool = True
-    output_points: PositiveInt = 201
-    method: Literal[METHODS] = "Radau"
-    rtol: PositiveFloat = RTOL
-    atol: PositiveFloat = ATOL
+    directions: list[Literal[DIRECTIONS]] = Field(
+        default_factory=lambda: ["extension", "retraction"],
+        min_length=1,
+        description="Maneuvers: extension (free length short to long), retraction (long to short), "
+        "custom (the free lengths of custom).",
+    )
+    lengths: tuple[PositiveFloat, PositiveFloat] = Field(
+        (0.3, 1.0), description="Short and long free length, short < long <= the beam length [m]."
+    )
+    custom: tuple[PositiveFloat, PositiveFloat] | None = Field(
+        None, description="From and to free length of the custom direction [m]."
+    )
+    start: list[float] | None = Field(
+        None, description="The other joints at t = 0, one per joint but the link's; unset: 0 [rad or m]."
+    )
+    end: list[float] | None = Field(None, description="The other joints at t = T; unset: start [rad or m].")
+    T: PositiveFloat = Field(1.0, description="Duration of the maneuver [s].")
+    blend: PositiveFloat = Field(0.25, description="Duration of each parabolic blend, <= T/2 [s].")
+    t_end: PositiveFloat | None = Field(
+        None, description="End of the simulation and of the eigenvalue times; unset: T [s]."
+    )
+    kp: PositiveFloat | list[PositiveFloat] = Field(
+        100.0, description="Gain k_p of the decoupling controller, one or one per joint [1/s^2]."
+    )
+    kd: PositiveFloat | list[PositiveFloat] = Field(
+        20.0, description="Gain k_d of the decoupling controller, one or one per joint [1/s]."
+    )
+    initial_deflection: NonNegativeFloat = Field(
+        1e-3,
+        description="Tip deflection of the starting shape of the link (static shape of an in-plane "
+        "tip load) [m].",
+    )
+    eigen_points: PositiveInt = Field(
+        41, description="Times from 0 to t_end at which the closed-loop eigenvalues are computed."
+    )
+    simulate: bool = Field(True, description="Simulate the maneuver; false: eigenvalues only.")
+    output_points: PositiveInt = Field(201, description="Output times of the simulation.")
+    method: Literal[METHODS] = Field("Radau", description="scipy solve_ivp method of the simulation.")
+    rtol: PositiveFloat = Field(RTOL, description="Relative tolerance of the simulation.")
+    atol: PositiveFloat = Field(ATOL, description="Absolute tolerance of the simulation.")
 
 
 def _link(arm, analysis) -> int:
@@ -258,7 +281,7 @@ class Stability(StudyKind):
         text = [
             f"Maneuver of {analysis.T} s (parabolic blends) under the decoupling controller "
             f"(kp {analysis.kp}, kd {analysis.kd}); free lengths {list(analysis.lengths)} m. "
-            "Eigenvalues of the frozen-time closed-loop flexible subsystem along the simulated motion; "
+            "Eigenvalues of the frozen-time closed-loop flexible subsystem along the nominal motion; "
             "verdicts in `verdicts.csv` (max_real [1/s], fraction_positive, energy_growth = final / "
             "initial flexible energy)."
         ]
@@ -272,23 +295,54 @@ class Stability(StudyKind):
             eigen = results[results["set"] == "eigen"]
             names = eigenvalue_time_plot(eigen, folder, "eigenvalues")
             text.append(
-                "Closed-loop flexible eigenvalues, the four lowest frequencies (solid: extension, dashed: "
-                f"retraction): ![eigenvalues]({names[0]}) ([PDF]({names[1]}))"
+                "Closed-loop flexible eigenvalues, the four lowest frequencies, one column per direction "
+                f"(colour: case, line style: backend): ![eigenvalues]({names[0]}) ([PDF]({names[1]}))"
             )
-            simulation = results[results["set"] == "simulation"]
-            if simulation.empty:
+            if not (results["set"] == "simulation").any():
                 return text
-            coordinates = flexible_columns(results)
+            simulation = tip_deflections(results, arm, analysis)
+            tips = [c for c in simulation.columns if c.startswith(("tip_w", "tip_v"))]
             names = time_plot(
                 simulation,
-                [coordinates, ["flexible_energy"], ["lyapunov_rate"], ["l", "speed_ratio"]],
-                ["flexible coordinates", "flexible energy [J]", "½ q_fᵀ K̇ q_f [W]", "free length [m], U/U_g"],
+                [tips, ["flexible_energy"], ["lyapunov_rate"], ["l"], ["speed_ratio"]],
+                [
+                    "tip deflection [m]",
+                    "flexible energy [J]",
+                    r"$\frac{1}{2}\,q_f^T \dot{K} q_f$ [W]",
+                    "free length [m]",
+                    "$U/U_g$ [–]",
+                ],
                 folder,
                 "flexible_response",
-                by=["case", "direction"],
+                by=["case"],
+                split="direction",
+                panel_height=1.45,
             )
-            text.append(f"![flexible response]({names[0]}) ([PDF]({names[1]}))")
+            text.append(
+                "Simulated response, one column per direction (line style: case): tip deflection of the "
+                "translating link, flexible energy, stiffness power ½ q_fᵀ K̇ q_f, free length and "
+                f"extension speed ratio: ![flexible response]({names[0]}) ([PDF]({names[1]}))"
+            )
         return text
+
+
+def tip_deflections(results: pd.DataFrame, arm, analysis) -> pd.DataFrame:
+    """The ``simulation`` rows with the tip deflections of the translating link added,
+    ``tip_w<i>`` (in-plane) and ``tip_v<i>`` (out-of-plane, where it bends so) [m]: linear in
+    its flexible coordinates through each case's model, rebuilt as in the run."""
+    number = _check(arm, analysis)
+    reference = _maneuver(arm, analysis, number, "extension")[1]
+    simulation = results[results["set"] == "simulation"].copy()
+    for _, group in simulation.groupby("case", sort=False):
+        model = Discretization.from_columns(group.iloc[0]).build(arm, reference=reference)
+        names = list(model.coordinates[model.flex_columns[number]])
+        columns = np.arange(model.n_dof)[model.flex_columns[number]]
+        home = model.home()
+        keys = [k for k in model.tip_deflections(home) if k[len("tip_w") :] == str(number)]
+        unit = np.eye(model.n_dof)
+        per_coordinate = np.array([[model.tip_deflections(home + unit[j])[k] for j in columns] for k in keys])
+        simulation.loc[group.index, keys] = group[names].to_numpy(float) @ per_coordinate.T
+    return simulation
 
 
 def _energy_terms(model, columns, q, qd) -> dict[str, float]:
@@ -327,11 +381,6 @@ def _complete(row: dict, names: list[str]) -> dict:
         row.setdefault(key, np.nan)
     row.setdefault("completed", np.nan)
     return row
-
-
-def flexible_columns(results: pd.DataFrame) -> list[str]:
-    """The flexible coordinates' columns (w<i>_k, v<i>_k)."""
-    return [c for c in results.columns if c[:1] in "wv" and c[1:].replace("_", "").isdigit()]
 
 
 def verdict_table(results: pd.DataFrame) -> pd.DataFrame:

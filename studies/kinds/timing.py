@@ -75,12 +75,26 @@ def call_time(function, model, rng: np.random.Generator, budget: float, calls: i
 
 class TimingAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    solvers: list[str] = Field(default_factory=lambda: ["composite", "recursive"], min_length=1)
-    chain_links: list[PositiveInt] = Field(default_factory=lambda: [2, 4, 8, 16, 32])
-    budget: PositiveFloat = 0.5
-    simulate: NonNegativeFloat = 0.0
-    method: Literal[METHODS] = "Radau"
-    seed: NonNegativeInt = 0
+    solvers: list[str] = Field(
+        default_factory=lambda: ["composite", "recursive"],
+        min_length=1,
+        description="Forward-dynamics solvers timed, keys of core.model.SOLVERS.",
+    )
+    chain_links: list[PositiveInt] = Field(
+        default_factory=lambda: [2, 4, 8, 16, 32],
+        description="Links of the planar chains of copies of the arm's first flexible link; empty: "
+        "no chains.",
+    )
+    budget: PositiveFloat = Field(
+        0.5, description="Time for timing each function: at least 5 calls, at most 400 [s]."
+    )
+    simulate: NonNegativeFloat = Field(
+        0.0,
+        description="Simulated time of a free vibration (flexible coordinates displaced by 1e-3, no "
+        "controller) whose wall time per simulated second is reported; 0: none [s].",
+    )
+    method: Literal[METHODS] = Field("Radau", description="scipy solve_ivp method of that simulation.")
+    seed: NonNegativeInt = Field(0, description="Seed of the random states.")
 
 
 def _measure(model, solvers, budget, rng) -> dict[str, float]:
@@ -161,25 +175,33 @@ class Timing(StudyKind):
                     chains,
                     "links",
                     "fd_us",
-                    ["case", "solver"],
-                    "links",
+                    ["case"],
+                    "solver",
+                    "number of links in the chain",
                     "forward dynamics [µs]",
                     folder,
                     "timing_links",
                 )
-                text.append(f"![forward dynamics against links]({names[0]}) ([PDF]({names[1]}))")
+                text.append(
+                    "Forward-dynamics time per call against the links of the chain (colour: case, line "
+                    f"style: solver): ![forward dynamics against links]({names[0]}) ([PDF]({names[1]}))"
+                )
             own = results[results["arm"] == "arm"]
             names = loglog_plot(
                 own,
                 "n_dof",
                 "fd_us",
-                ["backend", "solver"],
-                "coordinates",
+                ["solver"],
+                "backend",
+                "number of coordinates",
                 "forward dynamics [µs]",
                 folder,
                 "timing_dof",
             )
-            text.append(f"![forward dynamics against coordinates]({names[0]}) ([PDF]({names[1]}))")
+            text.append(
+                "Forward-dynamics time per call on the arm against its coordinates (colour: solver, line "
+                f"style: backend): ![forward dynamics against coordinates]({names[0]}) ([PDF]({names[1]}))"
+            )
         return text
 
 

@@ -27,23 +27,42 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+)
 
 from core.simulation import energy_drift, simulate
 from studies.discretizations import finest_case, label_of, per_case
 from studies.kinds.base import StudyKind
+from studies.plots import check_plot
 
 
 class VerifyAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    samples: PositiveInt = 20
-    seed: NonNegativeInt = 0
-    flex_scale: PositiveFloat = 0.05
-    tolerance: PositiveFloat = 1e-12
-    fd_tolerance: PositiveFloat = 1e-6
-    simulate: NonNegativeFloat = 0.0
-    energy_tolerance: PositiveFloat = 1e-6
-    n_frequencies: PositiveInt = 3
+    samples: PositiveInt = Field(20, description="Random states per case.")
+    seed: NonNegativeInt = Field(0, description="Seed of the random states.")
+    flex_scale: PositiveFloat = Field(
+        0.05, description="Standard deviation of the random flexible coordinates."
+    )
+    tolerance: PositiveFloat = Field(1e-12, description="Largest relative asymmetry of M.")
+    fd_tolerance: PositiveFloat = Field(
+        1e-6, description="Largest skew and power errors (Ṁ by central differences)."
+    )
+    simulate: NonNegativeFloat = Field(
+        0.0, description="Length of the energy-conservation simulation; 0: no energy check [s]."
+    )
+    energy_tolerance: PositiveFloat = Field(
+        1e-6, description="Largest relative energy drift of that simulation."
+    )
+    n_frequencies: PositiveInt = Field(
+        3, description="Locked frequencies kept per case for the AMM/FEM agreement table."
+    )
 
 
 def _random_state(model, rng, scale):
@@ -164,10 +183,29 @@ class Verify(StudyKind):
                 for _, r in failed.iterrows()
             )
         )
-        return [
+        text = [
             f"{analysis.samples} random states per case (seed {analysis.seed}); {verdict}.",
             f"Tolerances: symmetry {analysis.tolerance:g}, skew and power {analysis.fd_tolerance:g} (central differences), energy {analysis.energy_tolerance:g}.",
         ]
+        if plots and (checks["worst"] > 0).any():
+            names = check_plot(checks, CHECK_LABELS, folder)
+            exact = [c for c in CHECK_LABELS if (checks.loc[checks["check"] == c, "worst"] == 0).all()]
+            text.append(
+                "Worst value of each check per case, its tolerance dashed"
+                + (f" ({', '.join(exact)}: exactly 0 in every case, not drawn)" if exact else "")
+                + f": ![checks]({names[0]}) ([PDF]({names[1]}))"
+            )
+        return text
+
+
+#: Axis labels of the checks' worst values in the figure (every one a ratio).
+CHECK_LABELS = {
+    "symmetry": "max|M − Mᵀ| / max|M| [–]",
+    "definiteness": r"$\lambda_\min(M) / \lambda_\max(M)$ [–]",
+    "skew": "skew residual of Ṁ − 2C [–]",
+    "power": "power residual [–]",
+    "energy": "energy drift [–]",
+}
 
 
 def _agreement(results: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.analysis import zero_dynamics
 from studies.discretizations import case_keys, joint_configuration, label_of
@@ -20,7 +21,10 @@ from studies.plots import complex_plane_plot
 
 class ZeroDynamicsAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[float] | None = None  # joint variables [rad, m]; default Arm.home()
+    configuration: list[float] | None = Field(
+        None,
+        description="Joint variables of the configuration, one per joint; unset: Arm.home() [rad or m].",
+    )
 
 
 class ZeroDynamics(StudyKind):
@@ -53,29 +57,58 @@ class ZeroDynamics(StudyKind):
         return rows
 
     def tables(self, results, arm, analysis):
-        zeros = results[results["set"] == "zero"]
-        scale = zeros.groupby("case")[["real", "imag"]].transform(lambda c: c.abs().max()).max(axis=1)
-        right = zeros[zeros["real"] > 1e-9 * scale].groupby("case").size()
+        zeros = snapped_zeros(results)
         summary = zeros.groupby("case").agg(
             zeros=("index", "size"),
             largest_real_part=("real", "max"),
             smallest_abs_imag=("imag", lambda v: v.abs().min()),
         )
-        summary["right_half_plane"] = right.reindex(summary.index, fill_value=0)
+        summary["smallest_abs_imag_hz"] = summary["smallest_abs_imag"] / (2 * np.pi)
+        summary["right_half_plane"] = (zeros["real"] > 0).groupby(zeros["case"]).sum()
         keys = case_keys(zeros).set_index("case")
         return {"zero dynamics": keys.join(summary).reset_index(drop=True)}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         text = [
-            "Zeros of the linearized dynamics with the joint coordinates as outputs. Zeros in the "
+            "Zeros of the linearized dynamics with the joint coordinates as outputs [rad/s], each "
+            "conjugate pair once (a ± bj), by imaginary part; parts below "
+            f"{ROUND_OFF:g} of a case's largest |zero| are round-off and shown as 0. Zeros in the "
             "right half-plane (right_half_plane > 0) make the joint-output system non-minimum phase."
         ]
-        zeros = results[results["set"] == "zero"]
-        for _, group in zeros.groupby("case"):
-            label = label_of(group.iloc[0])
-            values = ", ".join(f"{r:.4g}{i:+.4g}j" for r, i in zip(group["real"], group["imag"], strict=True))
-            text.append(f"- {label}: {values}")
+        zeros = snapped_zeros(results)
+        for _, group in zeros.groupby("case", sort=False):
+            upper = group[group["imag"] >= 0]
+            values = ", ".join(_pair_text(r, i) for r, i in zip(upper["real"], upper["imag"], strict=True))
+            hertz = list(dict.fromkeys(f"{f:.4g}" for f in upper["imag"][upper["imag"] > 0] / (2 * np.pi)))
+            hertz = f"; Im/2π = {', '.join(hertz)} Hz" if hertz else ""
+            text.append(f"- {label_of(group.iloc[0])}: {values}{hertz}")
         if plots:
             names = complex_plane_plot(zeros, folder, "zero_dynamics")
-            text.append(f"![zeros]({names[0]}) ([PDF]({names[1]}))")
+            text.append(
+                "Zeros in the complex plane (symmetric log axes, linear near 0), one panel per shape "
+                f"family: ![zeros]({names[0]}) ([PDF]({names[1]}))"
+            )
         return text
+
+
+#: A real or imaginary part of a zero below this fraction of its case's largest |zero| is round-off.
+ROUND_OFF = 1e-9
+
+
+def snapped_zeros(results: pd.DataFrame) -> pd.DataFrame:
+    """The ``zero`` rows with round-off parts (:data:`ROUND_OFF`) set to 0, sorted per case by
+    imaginary then real part (round-off no longer decides the order)."""
+    zeros = results[results["set"] == "zero"].copy()
+    scale = np.hypot(zeros["real"], zeros["imag"]).groupby(zeros["case"]).transform("max")
+    for part in ("real", "imag"):
+        zeros.loc[zeros[part].abs() <= ROUND_OFF * scale, part] = 0.0
+    # imaginary parts equal to round-off (a quadruple ±a ± bj) sort by their real parts
+    order = zeros.assign(level=(zeros["imag"] / (ROUND_OFF * scale)).round())
+    return zeros.loc[order.sort_values(["case", "level", "real"], kind="stable").index]
+
+
+def _pair_text(real: float, imag: float) -> str:
+    """``a ± bj`` of a zero with Im ≥ 0 (``±bj`` on the imaginary axis, ``a`` on the real axis)."""
+    if imag == 0:
+        return f"{real:.4g}"
+    return f"±{imag:.4g}j" if real == 0 else f"{real:.4g} ± {imag:.4g}j"
