@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from core.model import Model
 
@@ -133,6 +132,8 @@ def pair_modes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pair reference modes (rows of a MAC matrix) with candidate modes (columns) by
     maximum total MAC. Returns (paired column per row, its MAC); −1 and 0 where a
     row has no partner (fewer candidates than references)."""
+    from scipy.optimize import linear_sum_assignment  # on use (studies import this module)
+
     rows, cols = linear_sum_assignment(values, maximize=True)
     paired = np.full(values.shape[0], -1)
     paired[rows] = cols

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.integrate import solve_ivp
 
 from core.model import SOLVERS, Model
 
@@ -177,6 +176,8 @@ def simulate(
     x0 = np.concatenate([q0, qd0, [0.0, 0.0]])
     start = time.perf_counter()
     options = {} if jac is None else {"jac": jac}
+    from scipy.integrate import solve_ivp  # on use: study configs import this module to validate
+
     solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval, **options)
     wall = time.perf_counter() - start
     frame = _frame(model, solution.t, solution.y, inputs, trajectory, solver)

@@ -3,6 +3,10 @@
 A kind is a :class:`StudyKind`: an ``analysis_schema`` (pydantic model of the
 ``[analysis]`` table), ``run_case`` (one sweep case → tidy rows) and
 ``report`` (all rows → Markdown sections, tables and plots).
+
+Every kind is imported to validate a config, so a kind imports
+:mod:`studies.plots` (matplotlib) inside ``report``, not at module level:
+``flexlink show`` never pays for it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from pydantic import ConfigDict, Field, PositiveInt
 
 from studies.discretizations import BACKENDS, per_case
 from studies.kinds.frequencies import Frequencies, FrequencyAnalysis, add_references, frequency_rows
-from studies.plots import convergence_plot
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
 FIT_FLOOR = 1e-12
@@ -74,6 +73,8 @@ class Convergence(Frequencies):
         }
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import convergence_plot
+
         rates = fitted_rates(results)
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "

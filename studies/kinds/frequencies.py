@@ -25,7 +25,6 @@ from studies.discretizations import (
     per_case,
 )
 from studies.kinds.base import StudyKind
-from studies.plots import frequency_error_plot, mode_shape_plot
 from studies.references import exact_locked_frequencies
 
 
@@ -308,6 +307,11 @@ class Frequencies(StudyKind):
         return tables
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import (
+            frequency_error_plot,
+            mode_shape_plot,
+        )
+
         source = results["reference_source"].iloc[0]
         text = [f"Natural frequencies [rad/s, and Hz], joints {analysis.joints}; reference: {source}."]
         table = self._agreement(results, arm, analysis)

@@ -25,7 +25,6 @@ from core.simulation import ATOL, METHODS, RTOL, simulate
 from core.trajectories import TRAJECTORIES
 from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
 from studies.kinds.base import StudyKind
-from studies.plots import time_plot
 from studies.progress import report, throttled
 
 
@@ -232,6 +231,8 @@ class Simulation(StudyKind):
         return costs
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import time_plot
+
         text = [
             f"{analysis.t_end} s, controller {analysis.controller.kind}, trajectory "
             f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "

@@ -60,7 +60,6 @@ from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.trajectories import ParabolicBlend
 from studies.discretizations import Discretization, label_of
 from studies.kinds.base import StudyKind
-from studies.plots import eigenvalue_time_plot, time_plot
 from studies.progress import report, throttled
 
 #: Largest Re λ counts as positive above this fraction of the largest |λ| at that time.
@@ -276,6 +275,11 @@ class Stability(StudyKind):
         return {"verdicts": verdicts}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import (
+            eigenvalue_time_plot,
+            time_plot,
+        )
+
         verdicts = verdict_table(results)
         verdicts.to_csv(folder / "verdicts.csv", index=False)
         text = [

@@ -43,7 +43,6 @@ from core.model import SOLVERS
 from core.simulation import METHODS, simulate
 from studies.discretizations import SWEEP_COLUMNS, label_of
 from studies.kinds.base import StudyKind
-from studies.plots import loglog_plot
 
 
 def planar_chain(link, n: int) -> Arm:
@@ -159,6 +158,8 @@ class Timing(StudyKind):
         return tables
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import loglog_plot
+
         text = [
             "Median wall time per call at fresh random states (one BLAS thread); "
             "chains are planar copies of the arm's first flexible link. These are "

@@ -40,7 +40,6 @@ from pydantic import (
 from core.simulation import energy_drift, simulate
 from studies.discretizations import finest_case, label_of, per_case
 from studies.kinds.base import StudyKind
-from studies.plots import check_plot
 
 
 class VerifyAnalysis(BaseModel):
@@ -172,6 +171,8 @@ class Verify(StudyKind):
         return {"worst violations": per_case(checks, "check", "worst", ""), "agreement": _agreement(results)}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import check_plot
+
         checks = results[~results["check"].str.startswith("omega_")]
         failed = checks[~checks["passed"]]
         verdict = (

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.analysis import zero_dynamics
 from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
-from studies.plots import complex_plane_plot
 
 
 class ZeroDynamicsAnalysis(BaseModel):
@@ -69,6 +68,8 @@ class ZeroDynamics(StudyKind):
         return {"zero dynamics": keys.join(summary).reset_index(drop=True)}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
+        from studies.plots import complex_plane_plot
+
         text = [
             "Zeros of the linearized dynamics with the joint coordinates as outputs [rad/s], each "
             "conjugate pair once (a ± bj), by imaginary part; parts below "
