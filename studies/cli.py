@@ -143,6 +143,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if getattr(args, "output", None) is not None:
         _check_output(args.output)
     from studies.config import expand_cases, load_config
+    from studies.text import counted
 
     config = load_config(path, overrides=getattr(args, "set", []))
     if getattr(args, "workers", None) not in (None, 1) and config.execution.executor == "serial":
@@ -154,7 +155,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "show":
         cases = expand_cases(config)
         print(
-            f"{config.study.name}: kind {config.study.kind}, {len(cases)} cases, executor {config.execution.executor}"
+            f"{config.study.name}: kind {config.study.kind}, {counted(len(cases), 'case')}, executor {config.execution.executor}"
         )
         import pandas as pd
 
@@ -174,8 +175,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 "analysis": {},
             }
         )
-    from studies.reports import warned_by
     from studies.runner import run_study
+    from studies.text import counted, warned_by
 
     result = run_study(
         config,
@@ -186,7 +187,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
     )
     print(
-        f"{result.succeeded}/{result.cases} cases succeeded ({result.resumed} resumed) in {result.wall_time:.1f} s"
+        f"{result.succeeded}/{counted(result.cases, 'case')} succeeded ({result.resumed} resumed) in {result.wall_time:.1f} s"
     )
     print(f"results: {result.folder}")
     summary = result.folder / "summary.md"

@@ -12,6 +12,7 @@ from core.arm import Arm
 from studies.config import StudyConfig
 from studies.discretizations import Case, normalize_columns
 from studies.tables import latex_table, markdown_table
+from studies.text import counted, warned_by
 
 #: Sort keys of the tidy results table (those present are used).
 ORDER = ["case", "mode", "check"]
@@ -50,7 +51,7 @@ def write_reports(
         "",
         f"Study kind `{config.study.kind}`; arm: "
         + (f"preset `{config.arm.preset}`" if config.arm.preset else f"inline, {arm.n_links} links")
-        + f"; {len(cases)} cases, {len(cases) - len(failed)} succeeded, {len(failed)} failed.",
+        + f"; {counted(len(cases), 'case')}, {len(cases) - len(failed)} succeeded, {len(failed)} failed.",
         "",
     ]
     if raised:
@@ -86,10 +87,3 @@ def write_reports(
         lines += ["## Failed cases", "", markdown_table(failures), ""]
     if "markdown" in formats:
         (folder / "summary.md").write_text("\n".join(lines))
-
-
-def warned_by(numbers: list[int]) -> str:
-    """ "case 3", "cases 1, 4" or "study" (a warning of the study as a whole)."""
-    if not numbers:
-        return "study"
-    return f"case{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"

@@ -795,3 +795,16 @@ def test_the_command_line_starts_without_the_numerical_packages():
     code = f"import sys, studies.cli; print([m for m in {heavy!r} if m in sys.modules])"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_counts_are_singular_for_one_case(tmp_path, capsys):
+    """'1 case' in show, in the run line and in summary.md (it said '1 cases')."""
+    text = SMALL.replace('backends = ["amm", "fem"]', 'backends = ["amm"]').replace(
+        "modes = [1, 2, 4]", "modes = [2]"
+    )
+    path = write(tmp_path, text)
+    assert run_cli("show", str(path)) == 0
+    assert "kind convergence, 1 case, executor" in capsys.readouterr().out
+    assert run_cli("run", str(path), "--output", str(tmp_path / "out")) == 0
+    assert "1/1 case succeeded" in capsys.readouterr().out
+    assert "; 1 case, 1 succeeded, 0 failed." in (tmp_path / "out" / "summary.md").read_text()

@@ -1,0 +1,15 @@
+"""Small phrases of the CLI and the reports (no heavy imports: ``flexlink show`` uses them)."""
+
+from __future__ import annotations
+
+
+def warned_by(numbers: list[int]) -> str:
+    """The cases that raised a warning: ``case 3``, ``cases 1, 4`` or ``study`` (the study as a whole)."""
+    if not numbers:
+        return "study"
+    return f"case{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
+
+
+def counted(number: int, noun: str) -> str:
+    """ "1 case", "3 cases"."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
