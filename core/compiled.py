@@ -1042,32 +1042,23 @@ def rates_jacobian(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, c
     implicit integrator's Newton iteration needs only a few digits. The work
     columns (the last two states) are zero: ẋ does not depend on them.
     """
-    size = x.size
-    n = B.shape[0]
-    J = np.zeros((size, size))
-    Jt = np.zeros((size, tau.size))
+    size, n = x.size, B.shape[0]
+    z = np.concatenate((x, tau))  # the state and the inputs, differenced alike
+    Jz = np.zeros((size, z.size))
     step = np.cbrt(np.finfo(np.float64).eps)
-    xp = x.copy()
-    for j in range(2 * n):
-        h = step * max(abs(x[j]), 1.0)
-        xp[j] = x[j] + h
-        up = rates(table, F, smax, xp, tau, B, D, K, coulomb, epsilon, gravity, composite)
-        xp[j] = x[j] - h
-        down = rates(table, F, smax, xp, tau, B, D, K, coulomb, epsilon, gravity, composite)
-        xp[j] = x[j]
+    for j in range(z.size):
+        if 2 * n <= j < size:
+            continue  # the work columns: ẋ does not depend on them
+        h = step * max(abs(z[j]), 1.0)
+        value = z[j]
+        z[j] = value + h
+        up = rates(table, F, smax, z[:size], z[size:], B, D, K, coulomb, epsilon, gravity, composite)
+        z[j] = value - h
+        down = rates(table, F, smax, z[:size], z[size:], B, D, K, coulomb, epsilon, gravity, composite)
+        z[j] = value
         for i in range(size):
-            J[i, j] = (up[i] - down[i]) / (2.0 * h)
-    tp = tau.copy()
-    for j in range(tau.size):
-        h = step * max(abs(tau[j]), 1.0)
-        tp[j] = tau[j] + h
-        up = rates(table, F, smax, x, tp, B, D, K, coulomb, epsilon, gravity, composite)
-        tp[j] = tau[j] - h
-        down = rates(table, F, smax, x, tp, B, D, K, coulomb, epsilon, gravity, composite)
-        tp[j] = tau[j]
-        for i in range(size):
-            Jt[i, j] = (up[i] - down[i]) / (2.0 * h)
-    return J, Jt
+            Jz[i, j] = (up[i] - down[i]) / (2.0 * h)
+    return Jz[:, :size].copy(), Jz[:, size:].copy()
 
 
 # -- packing a model ------------------------------------------------------------------------------
