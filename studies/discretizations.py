@@ -24,6 +24,7 @@ import numpy as np
 
 import shapes
 from core.arm import Arm
+from studies.text import counted
 
 if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
     import pandas as pd
@@ -219,7 +220,7 @@ def joint_configuration(arm: Arm, values: Sequence[float] | None, field: str) ->
     """The joint variables of a config field (default ``arm.home()``); the length is checked."""
     q = arm.home() if values is None else np.asarray(values, dtype=float)
     if q.shape != (arm.n_joints,):
-        raise ValueError(f"{field}: needs {arm.n_joints} joint values, got {q.size}")
+        raise ValueError(f"{field}: needs {counted(arm.n_joints, 'joint value')}, got {q.size}")
     return q
 
 

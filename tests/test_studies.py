@@ -443,7 +443,7 @@ def test_simulation_study_reports_time_histories(tmp_path):
         (("modes = [1, 2, 4]", "modes = [true]"), "sweep.modes[1]: "),
         (
             ("n_frequencies = 2", "n_frequencies = 2\nconfiguration = [0.1, 0.2]"),
-            "analysis.configuration: needs 1 joint values, got 2",
+            "analysis.configuration: needs 1 joint value, got 2",
         ),
         (
             ("[report]", '[execution]\nexecutor = "dask"\nscheduler = "not a url"\n\n[report]'),

@@ -26,6 +26,7 @@ from core.trajectories import TRAJECTORIES
 from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
 from studies.kinds.base import StudyKind
 from studies.progress import report, throttled
+from studies.text import counted
 
 
 class _Strict(BaseModel):
@@ -138,7 +139,7 @@ def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
     if trajectory is not None and analysis.q0 is None:
         q0 = trajectory.evaluate(0.0)[0]
         if q0.shape != (arm.n_joints,):
-            raise ValueError(f"analysis.trajectory: needs {arm.n_joints} joint values, got {q0.size}")
+            raise ValueError(f"analysis.trajectory: needs {counted(arm.n_joints, 'joint value')}, got {q0.size}")
     return q0, trajectory
 
 
