@@ -652,9 +652,12 @@ class SymbolicModel(Model):
         return self.arm.n_joints
 
     def _evaluate(self, q) -> list:
-        q = np.asarray(q, dtype=float)
+        q = np.asarray(q)
         if q.shape != (self.n_dof,):
             raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
+        if np.iscomplexobj(q):  # a complex step (e.g. ∂G/∂q): the generated code is analytic
+            return self._terms(q, self._parameters)
+        q = q.astype(float)
         key = q.tobytes()
         if self._last[0] != key:  # M, ∂M/∂q and G are asked for at the same q in a step
             self._last = (key, self._terms(q, self._parameters))
@@ -668,7 +671,8 @@ class SymbolicModel(Model):
         return np.array(self._evaluate(q)[1], dtype=float).reshape(n, n, n)
 
     def gravity_forces(self, q) -> np.ndarray:
-        return np.array(self._evaluate(q)[2], dtype=float).reshape(self.n_dof)
+        dtype = complex if np.iscomplexobj(q) else float
+        return np.array(self._evaluate(q)[2], dtype=dtype).reshape(self.n_dof)
 
     def stiffness_matrix(self, q) -> np.ndarray:
         return self._K.copy()

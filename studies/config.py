@@ -278,6 +278,13 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
     from studies.kinds import KINDS
 
     kind = KINDS[config.study.kind]
+    if kind.backends is not None:
+        for position, backend in enumerate(config.sweep.backends, start=1):
+            if backend not in kind.backends:
+                raise ConfigError(
+                    f"sweep.backends[{position}]: the {kind.name} kind runs {' or '.join(map(repr, kind.backends))} "
+                    f"cases only, got {backend!r}"
+                )
     try:
         analysis = kind.analysis_schema.model_validate(config.analysis)
     except ValidationError as error:

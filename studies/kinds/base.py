@@ -32,6 +32,9 @@ class StudyKind(ABC):
 
     name: ClassVar[str]
     analysis_schema: ClassVar[type[BaseModel]]
+    #: The ``sweep.backends`` this kind can run (None: every registered backend); checked
+    #: when a config is validated, so ``flexlink show`` refuses the others.
+    backends: ClassVar[tuple[str, ...] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
