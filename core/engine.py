@@ -531,18 +531,38 @@ class ChainModel(Model):
             lower, upper = 0.0, description.length
         if not (np.isfinite(s) and lower - 1e-12 * description.length <= s <= upper * (1 + 1e-12)):
             raise ValueError(f"s must lie in [{lower}, {upper}] on link {link}, got {s!r}")
-        f = self.kinematics.frames(q[None], jacobians=False)[link - 1]
-        if not description.is_flexible:
-            return f.p_link[0] + f.R_link[0] @ np.array([s, 0.0, 0.0])
-        if s <= 0.0:
-            return f.p_link[0] + f.R_body[0] @ np.array([s, 0.0, 0.0])
-        body = self.bodies[link]
-        where = min(s, upper) / upper if link in self.translating else min(s, upper)
-        values, _ = self.bases[link].evaluate(np.array([where]))
-        E_y, E_z = body.E
-        delta = q[self.flex_columns[link]]
-        local = np.array([s, values[:, 0] @ E_y @ delta, values[:, 0] @ E_z @ delta])
-        return f.p_link[0] + f.R_body[0] @ local
+        return self.point_positions(np.array([link]), np.array([float(s)]), q[None])[0, 0]
+
+    def point_positions(self, links, s, Q) -> np.ndarray:
+        """One batch: the link frames of every configuration in one kinematics pass, each
+        basis evaluated once per link (per configuration for a translating link, whose
+        shapes live on s/l). A point at s ≤ 0 (a translating link's part inside its hub,
+        or the root) is on the undeflected axis."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        links, s = np.asarray(links, dtype=int), np.asarray(s, dtype=float)
+        out = np.empty((Q.shape[0], s.size, 3))
+        frames = self.kinematics.frames(Q, jacobians=False)
+        for number in np.unique(links):
+            at = np.flatnonzero(links == number)
+            here, f = s[at], frames[int(number) - 1]
+            local = np.zeros((Q.shape[0], at.size, 3))
+            local[..., 0] = here
+            if not self.arm.links[int(number) - 1].is_flexible:
+                out[:, at] = f.p_link[:, None] + np.einsum("bij,bpj->bpi", f.R_link, local)
+                continue
+            basis, (E_y, E_z) = self.bases[int(number)], self.bodies[int(number)].E
+            if int(number) in self.translating:
+                values = np.stack(
+                    [basis.evaluate(np.clip(here, 0.0, l) / l)[0] for l in Q[:, int(number) - 1]]
+                )
+            else:
+                values = basis.evaluate(np.clip(here, 0.0, basis.length))[0][None]
+            delta = Q[:, self.flex_columns[int(number)]]
+            local[..., 1] = np.einsum("bnp,nm,bm->bp", values, E_y, delta)
+            local[..., 2] = np.einsum("bnp,nm,bm->bp", values, E_z, delta)
+            local[:, here <= 0.0, 1:] = 0.0
+            out[:, at] = f.p_link[:, None] + np.einsum("bij,bpj->bpi", f.R_body, local)
+        return out
 
     def tip_deflections(self, q) -> dict[str, float]:
         q = np.asarray(q, dtype=float)

@@ -180,6 +180,14 @@ class Model(ABC):
     def point_position(self, link: int, s: float, q: np.ndarray) -> np.ndarray:
         """Base-frame position [m] of the point at s [m] along link ``link`` (numbered from 1)."""
 
+    def point_positions(self, links, s, Q) -> np.ndarray:
+        """:meth:`point_position` of the points (``links[p]``, ``s[p]``) at every configuration
+        of ``Q`` (B, n_dof), shape (B, P, 3); a backend may evaluate them in one batch."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        return np.array(
+            [[self.point_position(int(k), float(x), q) for k, x in zip(links, s, strict=True)] for q in Q]
+        ).reshape(Q.shape[0], len(s), 3)
+
     @abstractmethod
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Base-frame position [m] of the tip of the last link."""

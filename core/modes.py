@@ -8,9 +8,13 @@ every link in base coordinates [m per unit modal amplitude],
 
     u_k(s) = d/dε p_link(s, q + ε v_k) at ε = 0,
 
-evaluated on a common grid of s [m] along each link (joint motion included,
-through ``point_position`` only), so every backend is compared on the same
-ground.
+evaluated on a common grid of s [m] along each link (joint motion included),
+so every backend is compared on the same ground. The positions are those of
+``point_position``; for models of the shared engine
+(:class:`~core.engine.ChainModel`, both backends) every grid point is evaluated
+at every perturbed configuration in one batch (:func:`grid_positions`, equal to
+``point_position`` to round-off: tests/test_modes.py), any other model point by
+point.
 
 Weighting and normalization: fields are compared in the mass-consistent inner
 product ⟨u, w⟩_W = Σ_points W_p u_pᵀ w_p with W_p = ρA times the trapezoid
@@ -24,12 +28,15 @@ the same shape (whatever its sign and scale) and 0 for W-orthogonal shapes.
 Two mode sets are paired by maximum total MAC (Hungarian assignment,
 ``scipy.optimize.linear_sum_assignment``), and modes are tracked along an
 ordered sweep by pairing each step with the previous one, so crossing and
-veering branches keep their identity where sorting by frequency swaps them.
+veering branches keep their identity where sorting by frequency swaps them;
+:func:`tracking_mac` gives the MAC of each tracked mode with itself at the
+previous step (low where a shape changes fast: veering, or too coarse a sweep).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -85,25 +92,66 @@ def grid(
     return np.concatenate(links), np.concatenate(positions), np.concatenate(weights)
 
 
+def grid_positions(model: Model, links: np.ndarray, s: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """Base-frame positions [m] of the grid points (``links``, ``s``) at each configuration
+    of ``Q``, shape (B, P, 3) for ``Q`` of shape (B, n_dof): ``model.point_positions``
+    (one batch on the shared engine)."""
+    return model.point_positions(np.asarray(links, dtype=int), np.asarray(s, dtype=float), Q)
+
+
 def mode_fields(
-    model: Model, q=None, joints: str = "locked", count: int | None = None, points: int = FIELD_POINTS
+    model: Model,
+    q=None,
+    joints: str = "locked",
+    count: int | None = None,
+    points: int = FIELD_POINTS,
+    axes: Literal["base", "link"] = "base",
 ) -> ModeFields:
-    """The lowest ``count`` modes of ``model`` at ``q`` as :class:`ModeFields`."""
+    """The lowest ``count`` modes of ``model`` at ``q`` as :class:`ModeFields`.
+
+    Each field is the central difference (step :data:`FIELD_STEP` relative to the
+    largest |q| and at least 1, along the mode scaled to a largest entry of 1) of the grid
+    positions (:func:`grid_positions`).
+
+    ``axes``: the displacements in base axes (``"base"``), or each point's in the axes of
+    its link's undeformed body frame at ``q`` (``"link"``: axial, in-plane, out-of-plane;
+    a model of the shared engine only). Both give the same MAC between two models at the
+    same ``q``; along a sweep of the pose only link axes compare the shapes themselves (in
+    base axes a link that turns by Δθ between two steps costs its modes a factor of about
+    cos²Δθ of MAC).
+    """
+    if axes not in ("base", "link"):
+        raise ValueError(f"axes must be 'base' or 'link', got {axes!r}")
     q = model.home() if q is None else np.asarray(q, dtype=float)
     omega, vectors = model.natural_frequencies(q, joints, vectors=True)
     count = omega.size if count is None else min(count, omega.size)
     omega, vectors = omega[:count], vectors[:, :count]
     links, s, weights = grid(model, q, points)
-    fields = np.zeros((s.size, 3, count))
-    for k in range(count):
-        h = FIELD_STEP * max(1.0, float(np.max(np.abs(q))))
-        # Scale the step to the mode's size so the difference resolves it.
-        direction = vectors[:, k] / np.max(np.abs(vectors[:, k]))
-        for p, (number, position) in enumerate(zip(links, s, strict=True)):
-            plus = model.point_position(int(number), float(position), q + h * direction)
-            minus = model.point_position(int(number), float(position), q - h * direction)
-            fields[p, :, k] = (plus - minus) / (2 * h)
+    if count == 0 or s.size == 0:  # no modes, or no flexible link to draw them on
+        return ModeFields(omega, np.zeros((s.size, 3, count)), weights, links, s)
+    h = FIELD_STEP * max(1.0, float(np.max(np.abs(q))))
+    # Scale the step to the mode's size so the difference resolves it.
+    directions = (vectors / np.max(np.abs(vectors), axis=0)).T
+    positions = grid_positions(model, links, s, np.concatenate([q + h * directions, q - h * directions]))
+    fields = np.moveaxis((positions[:count] - positions[count:]) / (2 * h), 0, -1)
+    if axes == "link":
+        fields = _in_link_axes(model, q, links, fields)
     return ModeFields(omega, _normalized(fields, weights), weights, links, s)
+
+
+def _in_link_axes(model: Model, q: np.ndarray, links: np.ndarray, fields: np.ndarray) -> np.ndarray:
+    """``fields`` (P, 3, k) in base axes → in the axes of each point's undeformed link body frame."""
+    kinematics = getattr(model, "kinematics", None)
+    if kinematics is None:
+        raise TypeError(
+            f"link axes need a model of the shared engine (core.engine.ChainModel), got {model!r}"
+        )
+    frames = kinematics.frames(np.asarray(q, dtype=float)[None], jacobians=False)
+    local = np.empty_like(fields)
+    for number in np.unique(links):
+        at = links == number
+        local[at] = np.einsum("ij,pik->pjk", frames[int(number) - 1].R_body[0], fields[at])
+    return local
 
 
 def _normalized(fields: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -159,13 +207,30 @@ def track_modes(steps: list[ModeFields]) -> np.ndarray:
     return order
 
 
+def tracking_mac(steps: list[ModeFields], order: np.ndarray) -> np.ndarray:
+    """MAC of each tracked mode with itself at the previous step, shape (len(steps), k).
+
+    ``order`` is :func:`track_modes`' result; row 0 is NaN (no previous step). A value
+    well below 1 means the shape changed much over the step: a veering, or too coarse a
+    sweep to follow the mode.
+    """
+    values = np.full(order.shape, np.nan)
+    for j in range(1, len(steps)):
+        previous = steps[j - 1].fields[..., order[j - 1]]
+        current = steps[j].fields[..., order[j]]
+        values[j] = np.diag(mac(previous, current, steps[j].weights))
+    return values
+
+
 __all__ = [
     "FIELD_POINTS",
     "FIELD_STEP",
     "ModeFields",
     "grid",
+    "grid_positions",
     "mac",
     "mode_fields",
     "pair_modes",
     "track_modes",
+    "tracking_mac",
 ]

@@ -669,3 +669,70 @@ def check_plot(
         frameon=False,
     )
     return save(figure, folder, stem)
+
+
+@_styled
+def campbell_plot(
+    tracked: pd.DataFrame,
+    parameter: str,
+    xlabel: str,
+    folder: Path,
+    stem: str = "campbell",
+    rigid_left_out: bool = False,
+) -> list[str]:
+    """Natural frequency [rad/s] of each tracked mode against a swept parameter (a Campbell
+    diagram): one line per case and tracked mode, colour by case, line style and marker by
+    backend, thick to thin so that coinciding cases stay visible; each tracked mode's number
+    at the right end of its line (of the last case). A mode is drawn where it is among the
+    reported ones (a gap where it is not). The frequency axis is logarithmic when every
+    frequency is positive and they span a decade or more.
+
+    ``tracked`` has the sweep columns, ``case``, ``tracked_mode``, ``point``, ``parameter`` and
+    ``omega`` (:func:`studies.kinds.frequencies.tracked_table`); ``xlabel`` names the parameter
+    with its unit; ``rigid_left_out``: the study has rigid-body modes (ω = 0), which are not
+    tracked and not drawn (the title says so).
+    """
+    cases = list(dict.fromkeys(tracked["case"]))
+    palette = dict(zip(cases, colours(len(cases)), strict=True))
+    line_widths = dict(zip(cases, widths(len(cases), thickest=2.6), strict=True))
+    values = tracked.drop_duplicates("point").set_index("point")[parameter].sort_index()
+    figure, axis = plt.subplots(figsize=(COLUMN_WIDTH + 0.5, 3.6), layout="constrained")
+    handles, labels = [], []
+    for case in cases:
+        mine = tracked[tracked["case"] == case]
+        first = mine.iloc[0]
+        style, marker = backend_style(first["backend"]), backend_marker(first["backend"])
+        for _, line in mine.groupby("tracked_mode", sort=True):
+            omega = line.set_index("point")["omega"].reindex(values.index)
+            axis.plot(
+                values.to_numpy(),
+                omega.to_numpy(),
+                linestyle=style,
+                marker=marker,
+                ms=3.0,
+                color=palette[case],
+                lw=line_widths[case],
+            )
+        handles.append(Line2D([], [], color=palette[case], linestyle=style, marker=marker))
+        labels.append(label_of(first))
+    last = tracked[tracked["case"] == cases[-1]]
+    for mode, line in last.groupby("tracked_mode", sort=True):
+        end = line.loc[line["point"].idxmax()]
+        axis.annotate(
+            str(mode),
+            (end[parameter], end["omega"]),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
+    omega = tracked["omega"].to_numpy(float)
+    if (omega > 0).all() and omega.max() >= 10 * omega.min():
+        axis.set_yscale("log")
+        decade_ticks(axis)
+    axis.set_xlabel(xlabel)
+    axis.set_ylabel("natural frequency ω [rad/s]")
+    title = "tracked modes (number: at the first point)"
+    axis.set_title(title + ("\nrigid-body modes (ω = 0) not drawn" if rigid_left_out else ""), fontsize=8)
+    figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    return save(figure, folder, stem)

@@ -1,9 +1,9 @@
 """The report figures, read back through matplotlib's objects.
 
-Each study kind runs a tiny config with plots on; every figure its report saves is
-kept (``studies.plots.save`` wrapped) and checked: labelled axes with units, legends
-with distinct entries and styles at ≥ 8 pt, no curve that is zero throughout, tick
-labels that do not overlap, at most two columns wide.
+Each study kind runs a tiny config with plots on (frequencies also along a sweep); every
+figure its report saves is kept (``studies.plots.save`` wrapped) and checked: labelled axes
+with units, legends with distinct entries and styles at ≥ 8 pt, no curve that is zero
+throughout, tick labels that do not overlap, at most two columns wide.
 """
 
 from __future__ import annotations
@@ -74,6 +74,24 @@ CONFIGS = {
         [analysis]
         configuration = [0.5, -0.5]
         n_frequencies = 3
+        """,
+    "frequencies-sweep": """
+        [study]
+        name = "fs"
+        kind = "frequencies"
+        [arm]
+        preset = "lumped-two-link"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-mass"]
+        modes = [2]
+        elements = [2]
+        [analysis]
+        configuration = [0.5, 0.0]
+        n_frequencies = 3
+        sweep_parameter = "theta2"
+        sweep_range = [-1.0, 1.0]
+        sweep_points = 4
         """,
     "zero-dynamics": f"""
         [study]
@@ -157,6 +175,7 @@ CONFIGS = {
 FIGURES = {
     "convergence": {"convergence"},
     "frequencies": {"mode_shapes", "frequency_errors"},
+    "frequencies-sweep": {"campbell"},
     "zero-dynamics": {"zero_dynamics"},
     "simulation": {"time_response", "tracking"},
     "stability": {"eigenvalues", "flexible_response"},

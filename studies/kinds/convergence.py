@@ -10,13 +10,13 @@ import pandas as pd
 from pydantic import ConfigDict, Field, PositiveInt
 
 from studies.discretizations import BACKENDS, per_case
-from studies.kinds.frequencies import Frequencies, FrequencyAnalysis, add_references, frequency_rows
+from studies.kinds.frequencies import Frequencies, ModalAnalysis, add_references, frequency_rows
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
 FIT_FLOOR = 1e-12
 
 
-class ConvergenceAnalysis(FrequencyAnalysis):
+class ConvergenceAnalysis(ModalAnalysis):
     model_config = ConfigDict(extra="forbid", frozen=True)
     n_frequencies: PositiveInt = Field(3, description="Frequencies compared per case, lowest first.")
 

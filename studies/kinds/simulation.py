@@ -139,7 +139,9 @@ def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
     if trajectory is not None and analysis.q0 is None:
         q0 = trajectory.evaluate(0.0)[0]
         if q0.shape != (arm.n_joints,):
-            raise ValueError(f"analysis.trajectory: needs {counted(arm.n_joints, 'joint value')}, got {q0.size}")
+            raise ValueError(
+                f"analysis.trajectory: needs {counted(arm.n_joints, 'joint value')}, got {q0.size}"
+            )
     return q0, trajectory
 
 
