@@ -78,6 +78,9 @@ class SymbolicEOM:
         Shapes (n, n), (n, n), (n, n), (n, n), (n, 1), (n, n_joints).
     dM : tuple of sympy.ImmutableMatrix
         ∂M/∂q_k, k = 0..n-1.
+    h : sympy.ImmutableMatrix
+        The velocity-product forces h(q, q̇) = C q̇, shape (n, 1), derived directly from the
+        bodies (no ∂M/∂q, no C): what forward dynamics evaluates.
     V : sympy.Expr
         Potential energy (elastic + gravity) [J].
     tip : sympy.ImmutableMatrix
@@ -105,6 +108,7 @@ class SymbolicEOM:
     G: sp.ImmutableMatrix
     B: sp.ImmutableMatrix
     dM: tuple
+    h: sp.ImmutableMatrix
     V: sp.Expr
     tip: sp.ImmutableMatrix
     frames: tuple
@@ -160,7 +164,7 @@ class SymbolicEOM:
     def to_python(self, path: str | Path) -> Path:
         """Write a standalone module (numpy only) with ``mass_matrix(q)``,
         ``mass_matrix_derivatives(q)``, ``gravity_forces(q)``, ``coriolis_matrix(q, qd)``,
-        ``stiffness_matrix()``, ``damping_matrix()``, ``input_matrix()``, ``tip_position(q)``
+        ``bias_forces(q, qd)`` (h = C q̇ from its own expression, without C), ``stiffness_matrix()``, ``damping_matrix()``, ``input_matrix()``, ``tip_position(q)``
         and ``COORDINATES``; returns the path."""
         from sympy.printing.numpy import NumPyPrinter
 
@@ -195,6 +199,7 @@ class SymbolicEOM:
         lines += function("mass_matrix_derivatives", "q", [derivatives], [(n, n, n)])
         lines += function("gravity_forces", "q", [self.G], [(n,)])
         lines += function("coriolis_matrix", "q, qd", [self.C], [(n, n)])
+        lines += function("bias_forces", "q, qd", [self.h], [(n,)])
         lines += function("tip_position", "q", [self.tip], [(2,)])
         for name, matrix in (
             ("stiffness_matrix", self.K),
@@ -280,26 +285,72 @@ def _diff(matrix: sp.Matrix, x: sp.Symbol) -> sp.Matrix | None:
     return out if found else None
 
 
-def _derivatives(bodies: list, q: tuple, n: int) -> tuple:
-    """∂M/∂q_k = Σ_b (Xᵀ + X + J_bᵀ ∂M_b/∂q_k J_b), X = J_bᵀ M_b ∂J_b/∂q_k: differentiated
-    through the body Jacobians and mass matrices, not through the assembled (larger) M."""
+def _derivatives(bodies: list, q: tuple, qd: tuple, n: int) -> tuple:
+    """(∂M/∂q_k for every k, h = C q̇), differentiated through the body Jacobians and mass
+    matrices, not through the assembled (larger) M.
+
+    ∂M/∂q_k = Σ_b (Xᵀ + X + J_bᵀ ∂M_b/∂q_k J_b), X = J_bᵀ M_b ∂J_b/∂q_k. The velocity-product
+    forces come from Lagrange's equations of T = Σ_b ½ ν_bᵀ M_b ν_b, ν_b = J_b q̇, body by body
+    (p_b = M_b ν_b, J̇_b = Σ_k ∂J_b/∂q_k q̇_k, Ṁ_b likewise)::
+
+        h = Σ_b J̇_bᵀ p_b + J_bᵀ (Ṁ_b ν_b + M_b J̇_b q̇) − [(∂J_b/∂q_i q̇)ᵀ p_b + ½ ν_bᵀ ∂M_b/∂q_i ν_b]_i
+
+    which is Ṁ q̇ − ½ ∂(q̇ᵀMq̇)/∂q = C q̇ without forming ∂M/∂q or C: O(body size × n) terms
+    per body instead of the n³ entries of ∂M/∂q.
+    """
+    rates = sp.Matrix(qd)
+    partials = [[(_diff(J, qk), _diff(Mb, qk)) for qk in q] for J, Mb in bodies]
     out = []
-    for qk in q:
+    for k in range(n):
         D = sp.zeros(n, n)
-        for J, Mb in bodies:
-            dJ, dMb = _diff(J, qk), _diff(Mb, qk)
+        for (J, Mb), body in zip(bodies, partials, strict=True):
+            dJ, dMb = body[k]
             if dJ is not None:
                 X = J.T * (Mb * dJ)
                 D += X + X.T
             if dMb is not None:
                 D += J.T * dMb * J
         out.append(sp.ImmutableMatrix(D))
-    return tuple(out)
+    h = sp.zeros(n, 1)
+    for (J, Mb), body in zip(bodies, partials, strict=True):
+        moving = [k for k in range(n) if body[k][0] is not None]
+        deforming = [k for k in range(n) if body[k][1] is not None]
+        if not moving and not deforming:
+            continue
+        nu = J * rates
+        p = Mb * nu
+        inner = sp.zeros(Mb.rows, 1)
+        if moving:
+            J_dot = sp.zeros(*J.shape)
+            for k in moving:
+                J_dot += body[k][0] * qd[k]
+            inner += Mb * (J_dot * rates)
+            h += J_dot.T * p
+        if deforming:
+            Mb_dot = sp.zeros(*Mb.shape)
+            for k in deforming:
+                Mb_dot += body[k][1] * qd[k]
+            inner += Mb_dot * nu
+        h += J.T * inner
+        for k in moving:
+            h[k] -= ((body[k][0] * rates).T * p)[0]
+        for k in deforming:
+            h[k] -= (nu.T * body[k][1] * nu)[0] / 2
+    return tuple(out), sp.ImmutableMatrix(h)
 
 
 def _cse(expressions):
     """sympy.cse without canonical ordering of the terms (several times faster on large M, ∂M/∂q)."""
     return sp.cse(expressions, order="none")
+
+
+def _lambdify(arguments, expressions, modules, reduced=None):
+    """``sympy.lambdify`` of ``expressions`` with their common subexpressions shared (``reduced``:
+    a :func:`_cse` of them, reused by several lambdifications). lambdify is handed the reduced
+    expressions: it walks its argument tree without memo (looking for implemented functions),
+    which on the un-reduced M, h of four links took 10 s, several times the cse itself."""
+    replacements, shared = _cse(expressions) if reduced is None else reduced
+    return sp.lambdify(arguments, shared, modules=modules, cse=lambda _: (replacements, shared))
 
 
 def _rotation(angle) -> sp.Matrix:
@@ -563,7 +614,7 @@ def derive(
             )
 
     M = sp.ImmutableMatrix(M)
-    dM = _derivatives(bodies, q, n)
+    dM, h = _derivatives(bodies, q, qd, n)
     C = sp.zeros(n, n)
     for i in range(n):
         for j in range(n):
@@ -583,6 +634,7 @@ def derive(
         qd=qd,
         M=M,
         C=sp.ImmutableMatrix(C),
+        h=h,
         K=sp.ImmutableMatrix(K),
         D=sp.ImmutableMatrix(D),
         G=sp.ImmutableMatrix(G),
@@ -602,9 +654,14 @@ def derive(
 class SymbolicModel(Model):
     """A :class:`core.model.Model` evaluating the generated code of a :class:`SymbolicEOM`.
 
-    M, ∂M/∂q, G, the tip position and the link frames are lambdified to numpy
-    with common subexpressions shared (``sympy.cse``); K, D and B are constant.
-    Coulomb friction follows the engine's smooth model (ε = ``coulomb_velocity``).
+    Three lambdified numpy functions, each with its common subexpressions shared
+    (``sympy.cse``): the hot path of forward dynamics, M, h = C q̇ and G of
+    (q, q̇) in one call (:meth:`nonlinear_forces`, :meth:`bias_forces`, then
+    :meth:`mass_matrix` at the same q from the same call); M, G, the tip, the
+    link frames and V of q; and ∂M/∂q, generated on the first
+    :meth:`mass_matrix_derivatives` call (C, linearization) and evaluated only
+    when asked. K, D and B are constant. Coulomb friction follows the engine's
+    smooth model (ε = ``coulomb_velocity``).
     """
 
     def __init__(self, eom: SymbolicEOM, coulomb_velocity: float = COULOMB_VELOCITY) -> None:
@@ -614,22 +671,31 @@ class SymbolicModel(Model):
         self.coulomb_velocity = float(coulomb_velocity)
         self._coordinates = eom.coordinates
         n = len(eom.q)
-        derivatives = sp.Matrix.vstack(*eom.dM) if n else eom.M
         frames = sp.Matrix([[x, y, a] for x, y, a in eom.frames])
         # The parameters are arguments (their numbers passed at each call), not substituted:
         # rebuilding the large expressions with floats costs more than the cse itself.
-        parameters = list(eom.values)
-        self._parameters = np.array([eom.values[p] for p in parameters], dtype=float)
-        self._terms = sp.lambdify(
-            [list(eom.q), parameters],
-            [eom.M, derivatives, eom.G, eom.tip, frames, sp.Matrix([eom.V])],
-            modules="numpy",
-            cse=_cse,
-        )
+        self._parameter_symbols = list(eom.values)
+        self._parameters = np.array([eom.values[p] for p in self._parameter_symbols], dtype=float)
+        self._parameter_list = self._parameters.tolist()
+        # The hot path runs on Python floats with the math module (2-2.5× faster than numpy
+        # scalars); the numpy twin, from the same cse, takes the states where math raises
+        # (overflow, a domain error) and returns inf or nan as numpy does.
+        arguments = [list(eom.q), list(eom.qd), self._parameter_symbols]
+        reduced = _cse([eom.M, eom.h, eom.G])
+        self._dynamics = _lambdify(arguments, None, ["math", "numpy"], reduced)
+        self._dynamics_numpy = _lambdify(arguments, None, "numpy", reduced)
+        static = [list(eom.q), self._parameter_symbols]
+        reduced = _cse([eom.M, eom.G, eom.tip, frames, sp.Matrix([eom.V])])
+        self._terms_math = _lambdify(static, None, ["math", "numpy"], reduced)
+        self._terms = _lambdify(static, None, "numpy", reduced)
+        self._derivatives = None  # ∂M/∂q, lambdified when first asked for
         self._K = np.array(eom.numeric(eom.K).tolist(), dtype=float).reshape(n, n)
         self._D = np.array(eom.numeric(eom.D).tolist(), dtype=float).reshape(n, n)
         self._B = np.array(eom.numeric(eom.B).tolist(), dtype=float).reshape(n, eom.n_joints)
-        self._last: tuple = (None, None)
+        self._coulomb = np.array([j.coulomb_friction for j in self.arm.joints], dtype=float)
+        self._last: tuple = (None, None)  # (q, [M, G, tip, frames, V])
+        self._last_dynamics: tuple = (None, None, None)  # (q, q̇, [M, h, G])
+        self._last_derivatives: tuple = (None, None)  # (q, ∂M/∂q)
 
     def __repr__(self) -> str:
         return f"SymbolicModel({self.description})"
@@ -652,6 +718,7 @@ class SymbolicModel(Model):
         return self.arm.n_joints
 
     def _evaluate(self, q) -> list:
+        """[M, G, tip, frames, V] at q (the last q's kept)."""
         q = np.asarray(q)
         if q.shape != (self.n_dof,):
             raise ValueError(f"q must have shape ({self.n_dof},), got {q.shape}")
@@ -659,20 +726,91 @@ class SymbolicModel(Model):
             return self._terms(q, self._parameters)
         q = q.astype(float)
         key = q.tobytes()
-        if self._last[0] != key:  # M, ∂M/∂q and G are asked for at the same q in a step
-            self._last = (key, self._terms(q, self._parameters))
+        if self._last[0] != key:  # G, the tip and V are asked for at the same q in a step
+            try:
+                terms = self._terms_math(q.tolist(), self._parameter_list)
+            except (ArithmeticError, ValueError):
+                with np.errstate(all="ignore"):
+                    terms = self._terms(q, self._parameters)
+            self._last = (key, terms)
         return self._last[1]
 
+    def _evaluate_dynamics(self, q, qd) -> list:
+        """[M, h, G] at (q, q̇) from the one generated function of the hot path."""
+        q, qd = self._state(q, qd)
+        key, rates = q.tobytes(), qd.tobytes()
+        last = self._last_dynamics
+        if last[0] != key or last[1] != rates:
+            try:
+                terms = self._dynamics(q.tolist(), qd.tolist(), self._parameter_list)
+            except (ArithmeticError, ValueError):
+                with np.errstate(all="ignore"):
+                    terms = self._dynamics_numpy(q, qd, self._parameters)
+            self._last_dynamics = last = (key, rates, terms)
+        return last[2]
+
+    def _dynamics_at(self, q) -> list | None:
+        """The [M, h, G] of the last (q, q̇) if it was at this q (M and G do not depend on q̇)."""
+        last = self._last_dynamics
+        if last[0] is not None and not np.iscomplexobj(q):
+            q = np.asarray(q, dtype=float)
+            if q.shape == (self.n_dof,) and q.tobytes() == last[0]:
+                return last[2]
+        return None
+
     def mass_matrix(self, q) -> np.ndarray:
-        return np.array(self._evaluate(q)[0], dtype=float).reshape(self.n_dof, self.n_dof)
+        terms = self._dynamics_at(q)
+        M = terms[0] if terms is not None else self._evaluate(q)[0]
+        return np.array(M, dtype=float).reshape(self.n_dof, self.n_dof)
 
     def mass_matrix_derivatives(self, q) -> np.ndarray:
         n = self.n_dof
-        return np.array(self._evaluate(q)[1], dtype=float).reshape(n, n, n)
+        q = np.asarray(q)
+        if q.shape != (n,):
+            raise ValueError(f"q must have shape ({n},), got {q.shape}")
+        q = q.astype(float)
+        key = q.tobytes()
+        if self._last_derivatives[0] != key:
+            if self._derivatives is None:
+                derivatives = sp.Matrix.vstack(*self.eom.dM) if n else self.eom.M
+                self._derivatives = _lambdify(
+                    [list(self.eom.q), self._parameter_symbols], [derivatives], "numpy"
+                )
+            self._last_derivatives = (key, self._derivatives(q, self._parameters)[0])
+        return np.array(self._last_derivatives[1], dtype=float).reshape(n, n, n)
+
+    def bias_forces(self, q, qd) -> np.ndarray:
+        """h(q, q̇) = C q̇ from the generated h (no ∂M/∂q, no C)."""
+        return np.array(self._evaluate_dynamics(q, qd)[1], dtype=float).reshape(self.n_dof)
+
+    def nonlinear_forces(self, q, qd) -> np.ndarray:
+        """h + G from one call of the generated M, h, G (M kept for :meth:`mass_matrix`)."""
+        _, h, G = self._evaluate_dynamics(q, qd)
+        return (np.array(h, dtype=float) + np.array(G, dtype=float)).reshape(self.n_dof)
+
+    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
+        """As :meth:`core.model.Model.forward_dynamics`; the composite solver is inlined: one
+        call of the generated M, h, G and a dense solve of M q̈ = B(τ + τ_c) − D q̇ − K q − h − G."""
+        if solver != "composite":
+            return super().forward_dynamics(q, qd, tau, solver, friction=friction)
+        q, qd = self._state(q, qd)
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.n_joints,):
+            raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
+        if friction and self._coulomb.any():
+            tau = tau + self.friction_forces(q, qd)
+        M, h, G = self._evaluate_dynamics(q, qd)
+        n = self.n_dof
+        rhs = self._B @ tau - self._D @ qd - self._K @ q
+        rhs -= np.asarray(h, dtype=float).reshape(n) + np.asarray(G, dtype=float).reshape(n)
+        return np.linalg.solve(np.asarray(M, dtype=float).reshape(n, n), rhs)
 
     def gravity_forces(self, q) -> np.ndarray:
+        terms = self._dynamics_at(q)
+        if terms is not None:
+            return np.array(terms[2], dtype=float).reshape(self.n_dof)
         dtype = complex if np.iscomplexobj(q) else float
-        return np.array(self._evaluate(q)[2], dtype=dtype).reshape(self.n_dof)
+        return np.array(self._evaluate(q)[1], dtype=dtype).reshape(self.n_dof)
 
     def stiffness_matrix(self, q) -> np.ndarray:
         return self._K.copy()
@@ -685,14 +823,13 @@ class SymbolicModel(Model):
 
     def friction_forces(self, q, qd) -> np.ndarray:
         u = self._B.T @ np.asarray(qd, dtype=float)
-        coulomb = np.array([j.coulomb_friction for j in self.arm.joints])
-        return -coulomb * np.tanh(u / self.coulomb_velocity)
+        return -self._coulomb * np.tanh(u / self.coulomb_velocity)
 
     def potential_energy(self, q) -> float:
-        return float(np.asarray(self._evaluate(q)[5], dtype=float).reshape(-1)[0])
+        return float(np.asarray(self._evaluate(q)[4], dtype=float).reshape(-1)[0])
 
     def tip_position(self, q) -> np.ndarray:
-        x, y = np.asarray(self._evaluate(q)[3], dtype=float).reshape(2)
+        x, y = np.asarray(self._evaluate(q)[2], dtype=float).reshape(2)
         return np.array([x, y, 0.0])
 
     def point_position(self, link: int, s: float, q) -> np.ndarray:
@@ -701,7 +838,7 @@ class SymbolicModel(Model):
         length = self.arm.links[link - 1].length
         if not (np.isfinite(s) and -1e-12 * length <= s <= length * (1 + 1e-12)):
             raise ValueError(f"s must lie in [0, {length}] on link {link}, got {s!r}")
-        x, y, angle = np.asarray(self._evaluate(q)[4], dtype=float).reshape(-1, 3)[link - 1]
+        x, y, angle = np.asarray(self._evaluate(q)[3], dtype=float).reshape(-1, 3)[link - 1]
         w = 0.0
         if link in self.eom.model.bases:
             values, _ = self.eom.model.bases[link].evaluate(np.array([min(s, length)]))

@@ -1,6 +1,6 @@
 """Generation time of amm.symbolic against brute force and seed 003's Table 1 (not a test).
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/symbolic_speed.py [--n-max 6] [--brute-max 2]
+    OPENBLAS_NUM_THREADS=1 python benchmarks/symbolic_speed.py [--n-max 6] [--brute-max 2] [--eval-max 4]
 
 Rows:
 
@@ -17,6 +17,14 @@ L = ½ q̇ᵀM(q)q̇ − V(q), handed over as one expanded scalar, with
 "traditional" route of differentiating the energy. Seed 003 (Table 1, i3-7100,
 Mathematica) is printed beside: proposed 0.36 / 0.92 / 4.21 / 21.3 / 114.6 s,
 traditional 41.63 / 106.28 / 212.57 / 365.28 / 1316.45 s for N = 1…5.
+
+A second table (N ≤ ``--eval-max``) times the evaluation, in the same run: the
+median µs of one ``mass_matrix`` and one ``forward_dynamics`` call of the
+generated model (composite solver: M, h and G from the generated code, a
+Cholesky solve) against the engine's compiled ``mass_matrix`` and
+``forward_dynamics(..., solver="recursive")``, at fresh random states
+(:func:`studies.kinds.timing.call_time`), and the ratio generated / engine of
+the forward dynamics. Run it with one BLAS thread.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
 import sympy as sp
 from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
 
@@ -68,12 +77,31 @@ def brute_force(eom) -> float:
     return time.perf_counter() - start
 
 
+def evaluation(model, engine, budget: float = 1.0) -> tuple[float, float, float, float]:
+    """µs per call: generated M, engine M, generated forward dynamics, engine recursive one."""
+    from studies.kinds.timing import call_time
+
+    tau = np.zeros(engine.n_joints)
+    out = []
+    for function, timed in (
+        (lambda q, qd: model.mass_matrix(q), model),
+        (lambda q, qd: engine.mass_matrix(q), engine),
+        (lambda q, qd: model.forward_dynamics(q, qd, tau), model),
+        (lambda q, qd: engine.forward_dynamics(q, qd, tau, solver="recursive"), engine),
+    ):
+        function(timed.home(), np.zeros(timed.n_dof))  # first call: numba loading
+        out.append(call_time(function, timed, np.random.default_rng(0), budget, calls=2000))
+    return tuple(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-max", type=int, default=6)
     parser.add_argument(
         "--brute-max", type=int, default=2, help="largest N for brute force (3 takes minutes)"
     )
+    parser.add_argument("--eval-max", type=int, default=4, help="largest N whose evaluation is timed")
+    parser.add_argument("--budget", type=float, default=1.0, help="seconds of timing per function")
     args = parser.parse_args()
     print(
         "| arm | N | coordinates | derive [s] | numeric [s] | brute force [s] | seed 003 proposed / traditional [s] |"
@@ -91,6 +119,24 @@ def main() -> None:
                 f"| {kind} | {n} | {len(eom.q)} | {eom.seconds:.2f} | {numeric:.2f} | {brute} | {seed} |",
                 flush=True,
             )
+    from amm import AssumedModesModel
+
+    print()
+    print(
+        "| arm | N | coordinates | M generated / engine [µs] | forward dynamics generated / engine recursive [µs] | generated / engine |"
+    )
+    print("|---|---|---|---|---|---|")
+    cases = [("flexible", n, flexible_arm(n)) for n in range(1, args.eval_max + 1)]
+    cases.append(("lumped", 2, lumped_arm(2)))
+    for kind, n, arm in cases:
+        model = derive(arm, shape="clamped-free", modes=2).to_numeric()
+        engine = AssumedModesModel(arm, shape="clamped-free", modes=2)
+        m_gen, m_eng, fd_gen, fd_eng = evaluation(model, engine, args.budget)
+        print(
+            f"| {kind} | {n} | {model.n_dof} | {m_gen:.1f} / {m_eng:.1f} | {fd_gen:.1f} / {fd_eng:.1f} "
+            f"| {fd_gen / fd_eng:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

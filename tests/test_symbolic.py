@@ -182,6 +182,44 @@ def test_numeric_model_agrees_with_the_engine(name):
             assert _relative(ours, theirs) < AGREEMENT
 
 
+@pytest.mark.parametrize("shape", ["clamped-free", "pinned-pinned"])
+def test_generated_bias_forces_equal_c_qdot_and_the_engine(shape):
+    """h is its own expression (no C, no ∂M/∂q): it equals C q̇ symbolically evaluated, the
+    numeric model's C q̇ and the engine's Newton–Euler bias forces on random states."""
+    arm = _everything_arm()
+    eom = derive(arm, shape=shape, modes=2)
+    model, engine = eom.to_numeric(), AssumedModesModel(arm, shape=shape, modes=2)
+    for _ in range(3):
+        q, qd = _random_state(engine)
+        h = model.bias_forces(q, qd)
+        assert _relative(h, model.coriolis_matrix(q, qd) @ qd) < AGREEMENT
+        assert _relative(h, engine.bias_forces(q, qd)) < AGREEMENT
+        assert _relative(model.nonlinear_forces(q, qd), engine.nonlinear_forces(q, qd)) < AGREEMENT
+        state = dict(zip(eom.q, q, strict=True)) | dict(zip(eom.qd, qd, strict=True))
+        exact = np.array(eom.numeric((eom.h - eom.C * sp.Matrix(eom.qd)).xreplace(state)).tolist(), float)
+        assert np.max(np.abs(exact)) < AGREEMENT * np.max(np.abs(h))
+        # the composite path (one call of M, h, G) and the generic solver give the same q̈
+        tau = RNG.normal(size=engine.n_joints)
+        generic = scipy.linalg.solve(
+            model.mass_matrix(q), model._applied(q, qd, tau) - model.nonlinear_forces(q, qd)
+        )
+        assert _relative(model.forward_dynamics(q, qd, tau), generic) < AGREEMENT
+
+
+def test_forward_dynamics_needs_no_mass_matrix_derivatives():
+    """The hot path evaluates M, h and G only: ∂M/∂q is generated when first asked for."""
+    model = derive(_rigid_flexible(), modes=2).to_numeric()
+    q, qd = _random_state(model)
+    model.forward_dynamics(q, qd, np.zeros(model.n_joints))
+    assert model._derivatives is None
+    model.coriolis_matrix(q, qd)
+    assert model._derivatives is not None
+    # huge states give inf or nan, as numpy does, not an exception of the math module
+    with np.errstate(all="ignore"):
+        big = model.forward_dynamics(q, 1e200 * qd, np.zeros(model.n_joints))
+    assert big.shape == (model.n_dof,)
+
+
 def test_locked_frequencies_of_the_one_flexible_link_arm():
     """Eigenvalues of M_ff⁻¹K_ff from the generated matrices = the engine's locked natural frequencies²."""
     arm = one_flexible_link()
@@ -227,6 +265,7 @@ def test_to_python_writes_a_standalone_module(tmp_path):
         (module.mass_matrix_derivatives(q), model.mass_matrix_derivatives(q)),
         (module.gravity_forces(q), model.gravity_forces(q)),
         (module.coriolis_matrix(q, qd), model.coriolis_matrix(q, qd)),
+        (module.bias_forces(q, qd), model.coriolis_matrix(q, qd) @ qd),
         (module.tip_position(q), model.tip_position(q)[:2]),
         (module.stiffness_matrix(), model.stiffness_matrix(q)),
         (module.damping_matrix(), model.damping_matrix(q)),

@@ -24,8 +24,8 @@ A difference above ``tolerance`` is a warning of the case. The cost rows give
 the derivation and numeric-build wall times, the operation counts of M, C and
 G (``sympy.count_ops`` of the derived entries, before common-subexpression
 elimination) and, with ``budget`` > 0, the median time of one evaluation of M
-and of one forward-dynamics call (generated: M, ∂M/∂q and G from the generated
-code and a Cholesky solve; engine: its compiled ``mass_matrix`` and the
+and of one forward-dynamics call (generated: M, h = C q̇ and G from one call of
+the generated code and a dense solve; engine: its compiled ``mass_matrix`` and the
 ``"recursive"`` solver) at fresh random states.
 
 The report re-derives each case (the same deterministic derivation) to write
@@ -389,7 +389,7 @@ class Symbolic(StudyKind):
             f"constants: {analysis.constants}) and compared with the engine on {analysis.check_states} "
             f"random states (seed {analysis.seed}, flexible coordinates of {analysis.flex_scale:g} m) and "
             "at the configuration. Timings are of this machine under its load (one BLAS thread); the "
-            "generated forward dynamics forms M, ∂M/∂q and G and solves with Cholesky, the engine's "
+            "generated forward dynamics forms M, h = C q̇ and G in one call and solves densely, the engine's "
             "is its compiled recursive solver."
         ]
         failed = results[(results["group"] != "cost") & (results["relative_difference"] > analysis.tolerance)]
