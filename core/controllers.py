@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Self
 
 import numpy as np
-import scipy.linalg
 
 from core.arm import Arm
 from core.model import Model
@@ -144,6 +143,8 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
     frames (B = [I; 0]) this is the decoupling law of SPEC §7,
     τ = (M_rr − M_rf M_ff⁻¹ M_rfᵀ) u + h_r − M_rf M_ff⁻¹ (h_f + K q_f).
     """
+    import scipy.linalg
+
     n = model.n_joints
     H = model.nonlinear_forces(q, qd) - model._applied(q, qd, np.zeros(n))  # h + G + Dq̇ + ∂V_e/∂q − Bτ_c
     solved = scipy.linalg.cho_solve(

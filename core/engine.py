@@ -41,7 +41,6 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-import scipy.linalg
 
 from core import validation as check
 from core.arm import Arm
@@ -235,6 +234,8 @@ class ChainModel(Model):
 
     @staticmethod
     def _link_damping(damping, K: np.ndarray, M: np.ndarray) -> np.ndarray:
+        import scipy.linalg
+
         if damping.kind == "rayleigh":
             return damping.alpha * M + damping.beta * K
         # Modes of the link on its own (beam and lumped masses), mass-normalized.

@@ -34,7 +34,6 @@ from abc import ABC, abstractmethod
 from typing import Literal
 
 import numpy as np
-import scipy.linalg
 
 from core.arm import Arm
 from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
@@ -48,6 +47,8 @@ SOLVERS: dict = {}
 
 def _composite(model: Model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) -> np.ndarray:
     """Build M(q) and solve M q̈ = applied − h − G with its Cholesky factor, O(N³)."""
+    import scipy.linalg
+
     rhs = applied - model.nonlinear_forces(q, qd)  # first: the numpy engine caches its frames for M
     return scipy.linalg.cho_solve(scipy.linalg.cho_factor(model.mass_matrix(q)), rhs)
 
@@ -66,6 +67,8 @@ def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     definite; otherwise (free joints, an unstable configuration) a shift above
     the most negative eigenvalue, from a first direct solve.
     """
+    import scipy.linalg
+
     try:
         scipy.linalg.cho_factor(K)
         sigma = 0.0

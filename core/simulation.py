@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from core.model import SOLVERS, Model
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 #: Default tolerances.
 RTOL = 1e-8
@@ -240,6 +242,8 @@ def _wave_speeds(model: Model) -> list[tuple[int, float]]:
 def _frame(
     model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory, solver: str
 ) -> pd.DataFrame:
+    import pandas as pd
+
     n = model.n_dof
     speeds = _wave_speeds(model)
     names = list(model.coordinates)

@@ -143,7 +143,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if getattr(args, "output", None) is not None:
         _check_output(args.output)
     from studies.config import expand_cases, load_config
-    from studies.text import counted
+    from studies.text import counted, pipe_table
 
     config = load_config(path, overrides=getattr(args, "set", []))
     if getattr(args, "workers", None) not in (None, 1) and config.execution.executor == "serial":
@@ -157,14 +157,12 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(
             f"{config.study.name}: kind {config.study.kind}, {counted(len(cases), 'case')}, executor {config.execution.executor}"
         )
-        import pandas as pd
-
-        from studies.discretizations import normalize_columns
-        from studies.tables import markdown_table
-
-        frame = normalize_columns(pd.DataFrame([case.columns() for case in cases]))
-        frame["discretization"] = [case.discretization.label for case in cases]
-        print(markdown_table(frame))
+        rows = [
+            ["" if value is None else value for value in case.columns().values()]
+            + [case.discretization.label]
+            for case in cases
+        ]
+        print(pipe_table((*cases[0].columns(), "discretization"), rows))
         return 0
     if args.command == "verify":
         config = config.model_copy(

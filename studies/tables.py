@@ -6,6 +6,8 @@ import math
 
 import pandas as pd
 
+from studies.text import pipe_table
+
 
 def _cell(value) -> str:
     if value is None or value is pd.NA:
@@ -18,14 +20,8 @@ def _cell(value) -> str:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """A pipe table; "|" inside cells is escaped so it cannot break the columns."""
-    header = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    rows = [
-        "| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |"
-        for row in frame.itertuples(index=False)
-    ]
-    return "\n".join([header, rule, *rows])
+    """A pipe table of ``frame`` (:func:`studies.text.pipe_table`)."""
+    return pipe_table(frame.columns, ([_cell(v) for v in row] for row in frame.itertuples(index=False)))
 
 
 def latex_table(frame: pd.DataFrame, caption: str) -> str:

@@ -13,3 +13,12 @@ def warned_by(numbers: list[int]) -> str:
 def counted(number: int, noun: str) -> str:
     """ "1 case", "3 cases"."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def pipe_table(header, rows) -> str:
+    """A Markdown pipe table of strings; "|" inside cells is escaped so it cannot break the columns."""
+
+    def line(cells) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])

@@ -5,13 +5,15 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import pandas as pd
 from pydantic import BaseModel
 
 from core.arm import Arm
 from studies.discretizations import Case
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 #: Study kinds by name, one instance each (``studies.kinds.KINDS``): every concrete
 #: :class:`StudyKind` subclass that sets ``name`` is entered here when defined.

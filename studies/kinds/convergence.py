@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from pydantic import ConfigDict, Field, PositiveInt
 
 from studies.discretizations import BACKENDS, per_case
 from studies.kinds.frequencies import Frequencies, ModalAnalysis, add_references, frequency_rows
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
 FIT_FLOOR = 1e-12
@@ -27,6 +30,8 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     Points at the round-off floor (|error| < 1e-12) and the reference case
     itself (error exactly 0) are left out; fewer than 3 points give NaN.
     """
+    import pandas as pd
+
     rows = []
     for (backend, shape, mode), group in results.groupby(["backend", "shape", "mode"], sort=True):
         size = group[BACKENDS[backend].size_column]

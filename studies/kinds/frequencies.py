@@ -7,10 +7,9 @@ import dataclasses
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PositiveInt, StrictInt
 
 from core.arm import Arm, Payload
@@ -30,6 +29,9 @@ from studies.discretizations import (
 )
 from studies.kinds.base import StudyKind
 from studies.references import exact_locked_frequencies
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 
 class ModalAnalysis(BaseModel):
@@ -202,6 +204,8 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: ModalAnalysis) -> 
     AMM, then the later case), labelled as such. Along a sweep, at each point of
     it (the arm and configuration of that point).
     """
+    import pandas as pd
+
     joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
     sweep = parameter_sweep(arm, analysis) if isinstance(analysis, FrequencyAnalysis) else None
     if sweep is None:
@@ -322,6 +326,8 @@ def agreement(
     any basis of their common space is as good as another, so their MAC says
     nothing. ``fields`` (by case number) default to :func:`case_modes`'.
     """
+    import pandas as pd
+
     if fields is None:
         fields = {case: modes.fields for case, modes in case_modes(results, arm, analysis).items()}
     return normalize_columns(pd.DataFrame(agreement_rows(case_keys(results), fields, finest_case(results))))
@@ -333,6 +339,8 @@ def agreement_rows(
     """The rows of :func:`agreement` at one configuration: ``keys`` (:func:`case_keys`), the
     fields of every case there, the reference case's number; ``count``: the reference modes
     paired (default: all of its modes), against every mode of each case."""
+    import pandas as pd
+
     reference = fields[reference_case]
     count = reference.omega.size if count is None else min(count, reference.omega.size)
     mine_elastic = {case: np.flatnonzero(f.omega != 0.0) for case, f in fields.items()}
@@ -369,6 +377,8 @@ def mode_shape_table(results: pd.DataFrame, modes: dict[int, CaseModes]) -> pd.D
     """Tidy mode shapes: one row per case × mode × grid point with the sweep columns,
     ``mode``, ``omega`` [rad/s], ``hz``, ``link``, ``s`` [m] along the link, ``s_arm`` [m]
     along the arm and the deflections ``w`` (in-plane) and ``v`` (out-of-plane)."""
+    import pandas as pd
+
     pieces = []
     for _, row in case_keys(results).iterrows():
         mine = modes[int(row["case"])]
@@ -398,6 +408,8 @@ def paired_shapes(
     lowest modes of the ``reference`` case, every case's mode paired with it by MAC (as in
     :func:`agreement`), its sign turned to agree with the reference's (positive
     mass-weighted inner product); columns ``panel_mode`` and ``panel_omega`` [rad/s] added."""
+    import pandas as pd
+
     target = modes[reference].fields
     pieces = []
     for case, mine in modes.items():
@@ -524,6 +536,8 @@ def tracked_table(results: pd.DataFrame, parameter: str) -> pd.DataFrame:
 def tracking_summary(results: pd.DataFrame, parameter: str) -> pd.DataFrame:
     """Per case × tracked mode: its frequency at the first and last point, its range, and
     its lowest MAC with itself at the previous point with the value where that occurs."""
+    import pandas as pd
+
     rows = []
     tracked = tracked_table(results, parameter)
     for (_, mode), group in tracked.groupby(["case", "tracked_mode"], sort=True):
@@ -554,6 +568,8 @@ def mode_events(results: pd.DataFrame, parameter: str) -> pd.DataFrame:
     ``shape change``: a tracked mode's MAC with itself at the previous point is below
     :data:`MAC_FLAG` without a swap (a veering nearby, or a sweep too coarse to follow it).
     """
+    import pandas as pd
+
     rows = []
     tracked = tracked_table(results, parameter)
     for _, group in tracked.groupby("case", sort=True):
@@ -614,6 +630,8 @@ def sweep_agreement(
     """:func:`agreement` at every point of the sweep: the ``count`` lowest modes of the
     finest case paired with every case's modes there; columns ``point`` and the parameter
     after the sweep columns."""
+    import pandas as pd
+
     keys, reference = case_keys(results), finest_case(results)
     rows = []
     for j, value in enumerate(sweep.values):
@@ -629,6 +647,8 @@ def agreement_summary(table: pd.DataFrame, parameter: str) -> pd.DataFrame:
     """Per case × reference mode along the sweep: the points where it has a partner, the lowest
     MAC of its pairing and the largest |ω − ω_ref|/ω_ref, each with the parameter value where it
     occurs, and the number of flagged points."""
+    import pandas as pd
+
     rows = []
     for (_, mode), group in table.groupby(["case", "mode"], sort=True):
         paired = group.dropna(subset=["mac"])  # a case with fewer modes leaves some unpaired

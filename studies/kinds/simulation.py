@@ -13,10 +13,9 @@ import functools
 import inspect
 import typing
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, create_model
 
 from core.controllers import CONTROLLERS
@@ -27,6 +26,9 @@ from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configurat
 from studies.kinds.base import StudyKind
 from studies.progress import report, throttled
 from studies.text import counted
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 
 class _Strict(BaseModel):
@@ -197,6 +199,8 @@ class Simulation(StudyKind):
         return rows
 
     def tables(self, results, arm, analysis):
+        import pandas as pd
+
         rows = []
         finest = results[results["case"] == finest_case(results)]
         reference = finest[finest["solver"] == finest["solver"].iloc[0]]
@@ -311,6 +315,8 @@ def _joint_labels(arm) -> dict[str, str]:
 
 def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:
     """Largest peaks of |FFT| of the tip acceleration (second differences of tip_x, tip_y)."""
+    import pandas as pd
+
     rows = []
     for _, group in results.groupby("case"):
         t = group["time"].to_numpy()

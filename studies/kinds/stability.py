@@ -48,10 +48,9 @@ length (``frozen``); finite elements span the free length and need none
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
 from core.controllers import Decoupling
@@ -61,6 +60,9 @@ from core.trajectories import ParabolicBlend
 from studies.discretizations import Discretization, label_of
 from studies.kinds.base import StudyKind
 from studies.progress import report, throttled
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 #: Largest Re λ counts as positive above this fraction of the largest |λ| at that time.
 POSITIVE_TOLERANCE = 1e-6
@@ -389,6 +391,8 @@ def _complete(row: dict, names: list[str]) -> dict:
 
 def verdict_table(results: pd.DataFrame) -> pd.DataFrame:
     """One row per case and direction: max_real, fraction_positive, energy_growth (see module)."""
+    import pandas as pd
+
     rows = []
     for (_, direction), group in results.groupby(["case", "direction"], sort=False):
         eigen = group[group["set"] == "eigen"]

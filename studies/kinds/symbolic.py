@@ -43,10 +43,9 @@ from __future__ import annotations
 import time
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -60,6 +59,9 @@ from pydantic import (
 from core.model import Model
 from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 #: Quantities compared with the engine on random states, in table order.
 AGREEMENT = (
@@ -446,6 +448,8 @@ class Symbolic(StudyKind):
 def cost_table(results: pd.DataFrame) -> pd.DataFrame:
     """One row per case: sizes, derivation and build times, operation counts, and the generated
     and engine evaluation times with their ratio (generated / engine)."""
+    import pandas as pd
+
     cost = results[results["group"] == "cost"]
     rows = []
     for case, group in cost.groupby("case", sort=True):

@@ -24,10 +24,9 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -43,6 +42,9 @@ from core.model import SOLVERS
 from core.simulation import METHODS, simulate
 from studies.discretizations import SWEEP_COLUMNS, label_of
 from studies.kinds.base import StudyKind
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 
 def planar_chain(link, n: int) -> Arm:
@@ -217,6 +219,8 @@ def _arm_table(results: pd.DataFrame) -> pd.DataFrame:
 def fitted_exponents(results: pd.DataFrame) -> pd.DataFrame:
     """p of fd_us ∝ links^p per case and solver, least squares in log-log over the chains
     with at least 8 links (all chains if fewer than two have 8 or more)."""
+    import pandas as pd
+
     chains = results[results["arm"] == "chain"]
     rows = []
     for (_, solver), group in chains.groupby(["case", "solver"], sort=True):

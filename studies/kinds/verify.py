@@ -24,9 +24,9 @@ show the AMM/FEM agreement trend against the finest case.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -40,6 +40,9 @@ from pydantic import (
 from core.simulation import energy_drift, simulate
 from studies.discretizations import finest_case, label_of, per_case
 from studies.kinds.base import StudyKind
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 
 class VerifyAnalysis(BaseModel):

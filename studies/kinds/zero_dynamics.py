@@ -8,14 +8,17 @@ M_ff⁻¹ K_ff at the configuration), with ``real``, ``imag`` [rad/s].
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.analysis import zero_dynamics
 from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
+
+if TYPE_CHECKING:  # validating a config needs no pandas
+    import pandas as pd
 
 
 class ZeroDynamicsAnalysis(BaseModel):
