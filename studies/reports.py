@@ -81,6 +81,14 @@ def write_reports(
             )
         )
         lines += ["## wall time per case", "", markdown_table(kind.cost(costs, analysis)), ""]
+        if not results.empty:
+            text, tables = kind.cost_report(results, costs, analysis)
+            for paragraph in text:
+                lines += [paragraph, ""]
+            for title, table in tables.items():
+                if "csv" in formats:
+                    table.to_csv(folder / f"{title.split(' [')[0].replace(' ', '_')}.csv", index=False)
+                lines += [f"## {title}", "", markdown_table(table), ""]
     if failed:
         failures = normalize_columns(pd.DataFrame(failed))
         failures.to_csv(folder / "failures.csv", index=False)

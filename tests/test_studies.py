@@ -851,3 +851,66 @@ def test_counts_are_singular_for_one_case(tmp_path, capsys):
     assert run_cli("run", str(path), "--output", str(tmp_path / "out")) == 0
     assert "1/1 case succeeded" in capsys.readouterr().out
     assert "; 1 case, 1 succeeded, 0 failed." in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_cost_to_accuracy_takes_the_smallest_case_that_stays_within_the_target():
+    """The trade-off table on constructed errors: a basis whose error dips below a target and
+    rises again only counts from where it stays below; a case lacking a frequency has not
+    reached; the finest case is left out when it is the reference."""
+    import pandas as pd
+
+    from studies.kinds.convergence import cheapest, tradeoff_table
+
+    errors = {  # case: (backend, shape, size, n_dof, [errors of modes 1, 2])
+        1: ("amm", "clamped-free", 1, 2, [3e-3]),  # one mode only: not reached
+        2: ("amm", "clamped-free", 2, 3, [5e-5, 2e-3]),
+        3: ("amm", "clamped-free", 4, 5, [1e-5, 3e-5]),
+        4: ("fem", "clamped", 1, 3, [5e-7, 5e-7]),  # dips below 1e-6 ...
+        5: ("fem", "clamped", 2, 5, [2e-6, 1e-7]),  # ... and rises again
+        6: ("fem", "clamped", 4, 9, [3e-7, 1e-8]),
+        7: ("fem", "clamped", 8, 17, [0.0, 0.0]),  # the finest: the reference itself
+    }
+    rows = [
+        {
+            "case": c,
+            "backend": b,
+            "shape": s,
+            "modes": n if b == "amm" else None,
+            "elements": n if b == "fem" else None,
+            "n_dof": d,
+            "mode": m,
+            "rel_error": e,
+            "reference_source": "finest: FEM clamped x8",
+        }
+        for c, (b, s, n, d, errs) in errors.items()
+        for m, e in enumerate(errs, start=1)
+    ]
+    costs = pd.DataFrame({"case": list(errors), "wall_time_s": [0.1 * c for c in errors]})
+    table = tradeoff_table(pd.DataFrame(rows), costs).set_index(["backend", "target"])
+    assert table.loc[("amm", 1e-2), ["n_dof", "size"]].tolist() == [3, 2]
+    assert table.loc[("amm", 1e-4), ["n_dof", "size"]].tolist() == [5, 4]
+    assert pd.isna(table.loc[("amm", 1e-6), "n_dof"])
+    assert table.loc[("fem", 1e-2), "n_dof"] == 3
+    assert table.loc[("fem", 1e-6), ["n_dof", "size", "wall_time_s"]].tolist() == [9, 4, pytest.approx(0.6)]
+    text = cheapest(table.reset_index(), 2)
+    assert text[0] == (
+        "|error| ≤ 0.01 on the first 2 frequencies: fewest coordinates AMM clamped-free ×2 (3), "
+        "least time AMM clamped-free ×2 (0.2 s)."
+    )
+    assert text[2].startswith(
+        "|error| ≤ 1e-06 on the first 2 frequencies: fewest coordinates FEM clamped ×4 (9)"
+    )
+
+
+def test_a_convergence_summary_weighs_accuracy_against_cost(tmp_path):
+    """The cost-to-accuracy table reaches summary.md and its CSV, and stays out of results.csv
+    (which depends on the config alone: a rerun gives the same bytes)."""
+    config = load_config(write(tmp_path, SMALL))
+    first = run_study(config, output=tmp_path / "a").folder
+    second = run_study(config, output=tmp_path / "b").folder
+    assert (first / "results.csv").read_bytes() == (second / "results.csv").read_bytes()
+    summary = (first / "summary.md").read_text()
+    assert "## cost to accuracy" in summary and "|error| ≤ 0.01 on the first 2 frequencies" in summary
+    table = pd.read_csv(first / "cost_to_accuracy.csv")
+    assert list(table.columns) == ["backend", "shape", "target", "n_dof", "size", "wall_time_s"]
+    assert sorted(set(table["target"])) == [1e-6, 1e-4, 1e-2]

@@ -75,3 +75,11 @@ class StudyKind(ABC):
         """The wall-time table of summary.md (case, sweep columns, ``wall_time_s``);
         a kind may add columns (e.g. per simulated second)."""
         return costs
+
+    def cost_report(
+        self, results: pd.DataFrame, costs: pd.DataFrame, analysis: BaseModel
+    ) -> tuple[list[str], dict[str, pd.DataFrame]]:
+        """Paragraphs and tables (by name) that weigh the results against what each case cost
+        (``costs``: case, sweep columns, ``wall_time_s`` of this run); written to summary.md
+        and CSV, never into results.csv, which depends on the config alone. Default: none."""
+        return [], {}

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # validating a config needs no pandas
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
 FIT_FLOOR = 1e-12
+#: Accuracies of the trade-off table: |relative error| of every compared frequency.
+TARGETS = (1e-2, 1e-4, 1e-6)
 
 
 class ConvergenceAnalysis(ModalAnalysis):
@@ -44,6 +46,74 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
             {"backend": backend, "shape": shape, "mode": mode, "points": int(keep.sum()), "rate": rate}
         )
     return pd.DataFrame(rows)
+
+
+def tradeoff_table(results: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """Per basis (backend, shape) and target accuracy: the smallest case from which on every
+    larger case of that basis has all compared frequencies within the target, with its
+    coordinates, size and wall time (``costs``); blank where no case gets there.
+
+    The reference case is left out when it is the finest case itself (its error is 0 by
+    definition). Frequencies a small case does not have count as not reached.
+    """
+    import pandas as pd
+
+    from studies.discretizations import finest_case
+
+    data = results
+    if results["reference_source"].iloc[0].startswith("finest"):
+        data = results[results["case"] != finest_case(results)]
+    modes = int(results["mode"].max())
+    seconds = costs.set_index("case")["wall_time_s"]
+    rows = []
+    for (backend, shape), group in data.groupby(["backend", "shape"], sort=True):
+        cases = group.groupby("case").agg(
+            n_dof=("n_dof", "first"), worst=("rel_error", lambda e: e.abs().max()), found=("mode", "nunique")
+        )
+        cases = cases.sort_values("n_dof")
+        worst = np.where(cases["found"] >= modes, cases["worst"], np.inf)
+        # the worst error of this case and every larger one: "stays within" from here on
+        tail = np.maximum.accumulate(worst[::-1])[::-1]
+        column = BACKENDS[backend].size_column
+        for target in TARGETS:
+            row = {"backend": backend, "shape": shape, "target": target}
+            within = np.flatnonzero(tail <= target)
+            if within.size:
+                case = int(cases.index[within[0]])
+                row.update(
+                    n_dof=int(cases["n_dof"].iloc[within[0]]),
+                    size=int(group.loc[group["case"] == case, column].iloc[0]),
+                    wall_time_s=float(seconds.get(case, np.nan)),
+                )
+            else:
+                row.update(n_dof=None, size=None, wall_time_s=None)
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    for column in ("n_dof", "size"):
+        table[column] = table[column].astype("Int64")
+    return table
+
+
+def cheapest(table: pd.DataFrame, modes: int) -> list[str]:
+    """One sentence per target: the basis that reaches it with the fewest coordinates and the
+    one that reaches it in the least wall time."""
+    text = []
+    for target, group in table.groupby("target", sort=False):
+        reached = group.dropna(subset=["n_dof"])
+        if reached.empty:
+            text.append(f"|error| ≤ {target:g} on the first {modes} frequencies: no basis gets there.")
+            continue
+
+        def name(row) -> str:
+            return f"{BACKENDS[row['backend']].label} {row['shape']} ×{row['size']}"
+
+        fewest = reached.loc[reached["n_dof"].astype(float).idxmin()]
+        fastest = reached.loc[reached["wall_time_s"].astype(float).idxmin()]
+        text.append(
+            f"|error| ≤ {target:g} on the first {modes} frequencies: fewest coordinates {name(fewest)} "
+            f"({fewest['n_dof']}), least time {name(fastest)} ({fastest['wall_time_s']:.3g} s)."
+        )
+    return text
 
 
 class Convergence(Frequencies):
@@ -76,6 +146,17 @@ class Convergence(Frequencies):
             "relative errors": per_case(results, "mode", "rel_error", "rel_error_"),
             "fitted convergence rates": fitted_rates(results),
         }
+
+    def cost_report(self, results, costs, analysis):
+        table = tradeoff_table(results, costs)
+        modes = int(results["mode"].max())
+        text = [
+            "Cost to accuracy: per basis and target, the smallest case from which on every larger "
+            f"case has all of the first {modes} frequencies within the target (|rel_error|), its "
+            "coordinates and the wall time of that case in this run (model build and eigen-solve). "
+            + " ".join(cheapest(table, modes))
+        ]
+        return text, {"cost to accuracy": table}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         from studies.plots import convergence_plot
