@@ -729,9 +729,8 @@ class SymbolicModel(Model):
         if self._last[0] != key:  # G, the tip and V are asked for at the same q in a step
             try:
                 terms = self._terms_math(q.tolist(), self._parameter_list)
-            except (ArithmeticError, ValueError):
-                with np.errstate(all="ignore"):
-                    terms = self._terms(q, self._parameters)
+            except (ArithmeticError, ValueError):  # math overflows where numpy gives inf (and warns)
+                terms = self._terms(q, self._parameters)
             self._last = (key, terms)
         return self._last[1]
 
@@ -743,9 +742,8 @@ class SymbolicModel(Model):
         if last[0] != key or last[1] != rates:
             try:
                 terms = self._dynamics(q.tolist(), qd.tolist(), self._parameter_list)
-            except (ArithmeticError, ValueError):
-                with np.errstate(all="ignore"):
-                    terms = self._dynamics_numpy(q, qd, self._parameters)
+            except (ArithmeticError, ValueError):  # as in _evaluate: numpy's inf and its warning
+                terms = self._dynamics_numpy(q, qd, self._parameters)
             self._last_dynamics = last = (key, rates, terms)
         return last[2]
 
