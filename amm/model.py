@@ -18,13 +18,27 @@ from shapes import fixed_length_families, translating_families
 from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
 
 
-def translating_basis(family: shapes.ShapeFamily, modes: int, reference_length: float) -> TranslatingBasis:
-    """The first ``modes`` shapes of ``family`` as functions of η = s/l on a translating link."""
+def translating_basis(
+    family: shapes.ShapeFamily, modes: int, reference_length: float, follow=None
+) -> TranslatingBasis:
+    """The first ``modes`` shapes of ``family`` as functions of η = s/l on a translating link
+    (``follow``: a :class:`shapes.following.LengthFollowing` whose shapes follow the free
+    length; ``family`` is then its shapes at ``reference_length``)."""
     unit = modal_basis(family, modes, 1.0)
     panels = int(np.ceil(float(family.betas(modes)[-1]) / np.pi)) + EXTRA_PANELS
     return TranslatingBasis.from_unit(
-        unit, np.linspace(0.0, 1.0, panels + 1), reference_length=reference_length, points=POINTS_PER_PANEL
+        unit,
+        np.linspace(0.0, 1.0, panels + 1),
+        reference_length=reference_length,
+        points=POINTS_PER_PANEL,
+        follow=follow,
     )
+
+
+#: How a translating link's clamped–mass roots β_k(l) are obtained (``tracker``): ``"frozen"``
+#: keeps the shapes of the reference free length; the others make the shapes follow the
+#: free length (:mod:`shapes.following`).
+TRACKER_CHOICES = ("frozen", "root", "table", "ode")
 
 
 def modal_basis(family: shapes.ShapeFamily, modes: int, length: float) -> BeamBasis:
@@ -71,6 +85,18 @@ class AssumedModesModel(ChainModel):
         shapes without explicit ratios is evaluated, and, for a translating
         link, the free length whose shapes are used (default: all joint
         variables zero, translating links fully extended).
+    tracker : {"frozen", "root", "table", "ode"}
+        Translating links with ``"clamped-mass"`` shapes: ``"frozen"`` (default) keeps
+        the shapes of the reference free length; the others make them follow the free
+        length l, μ(l) = M/(ρA l), j(l) = J/(ρA l³), with the roots β_k(l) solved at
+        every evaluation (``"root"``), interpolated from a table over
+        ``tracker_lengths`` (``"table"``), or integrated with the state of a simulation
+        (``"ode"``, seed 002 eqs. (11)–(13): the model's auxiliary states). The family
+        name ``"beta-ode"`` on a translating link means ``"clamped-mass"`` following the
+        length (with the ``"ode"`` tracker unless another is given).
+    tracker_lengths : (float, float), optional
+        Free lengths [m] spanned by the ``"table"`` tracker (default: a tenth of the
+        beam length to the whole of it).
     **engine_options
         Passed to :class:`~core.engine.ChainModel` (``coulomb``, ``coulomb_velocity``).
 
@@ -95,8 +121,12 @@ class AssumedModesModel(ChainModel):
         modes: int = 2,
         shapes: Mapping[int, tuple] | None = None,
         reference=None,
+        tracker: str = "frozen",
+        tracker_lengths: tuple[float, float] | None = None,
         **engine_options: Any,
     ) -> None:
+        if tracker not in TRACKER_CHOICES:
+            raise ValueError(f"tracker must be one of {TRACKER_CHOICES}, got {tracker!r}")
         overrides = dict(shapes or {})
         unknown = sorted(set(overrides) - set(arm.flexible_links))
         if unknown:
@@ -104,6 +134,8 @@ class AssumedModesModel(ChainModel):
                 f"shapes: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
             )
         self.choices: dict[int, tuple[str, int, dict]] = {}
+        #: Translating links whose shapes follow the free length → their tracker.
+        self.trackers: dict[int, str] = {}
         reference_given = reference
         reference = _reference(arm, reference)
         self.reference = reference
@@ -114,6 +146,15 @@ class AssumedModesModel(ChainModel):
             name, count, params = _parse_choice(number, spec, translating)
             link = arm.links[number - 1]
             length = reference[number - 1] if translating else link.length
+            following = translating and (
+                name == "beta-ode" or (name == "clamped-mass" and tracker != "frozen")
+            )
+            if name == "beta-ode":
+                if params:
+                    raise ValueError(
+                        f"shapes[{number}]: 'beta-ode' takes its tip load from the arm, got parameters {params}"
+                    )
+                name = "clamped-mass"
             if name == "clamped-mass" and not params:
                 mass, inertia = distal_load(arm, number, reference)
                 params = {
@@ -124,16 +165,45 @@ class AssumedModesModel(ChainModel):
                 family = _family(name, params)
             except ValueError as error:
                 raise ValueError(f"link {number}: {error}") from None
+            follow = None
+            if following:
+                follow = _following(
+                    arm, number, reference, count, tracker if tracker != "frozen" else "ode", tracker_lengths
+                )
+                self.trackers[number] = follow.tracker
             self.choices[number] = (name, count, params)
             if translating:
-                bases[number] = translating_basis(family, count, length)
+                bases[number] = translating_basis(family, count, length, follow)
             else:
                 bases[number] = modal_basis(family, count, link.length)
         summary = ", ".join(f"link {k}: {n} x{c}" for k, (n, c, _) in self.choices.items())
         super().__init__(arm, bases, description=f"AMM ({summary or 'rigid'})", **engine_options)
         self._build_options = dict(
-            shape=shape, modes=modes, shapes=shapes, reference=reference_given, **engine_options
+            shape=shape,
+            modes=modes,
+            shapes=shapes,
+            reference=reference_given,
+            tracker=tracker,
+            tracker_lengths=tracker_lengths,
+            **engine_options,
         )
+
+
+def _following(arm: Arm, number: int, reference, modes: int, tracker: str, lengths):
+    """The :class:`~shapes.following.LengthFollowing` of translating link ``number``: its tip load
+    is the distal load at ``reference`` (payloads and later links; constant as the beam slides)."""
+    from shapes.following import LengthFollowing
+
+    link = arm.links[number - 1]
+    mass, inertia = distal_load(arm, number, reference)
+    if lengths is None:
+        lengths = (0.1 * link.length, link.length)
+    try:
+        return LengthFollowing(
+            mass, inertia, link.mass_per_length, modes, tracker=tracker, lengths=tuple(lengths)
+        )
+    except ValueError as error:
+        raise ValueError(f"link {number}: {error}") from None
 
 
 def _family(name: str, params: dict) -> shapes.ShapeFamily:
@@ -161,7 +231,9 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
     allowed, kind = (
-        (translating_families(), "translating") if translating else (fixed_length_families(), "fixed-length")
+        ([*translating_families(), "beta-ode"], "translating")
+        if translating
+        else (fixed_length_families(), "fixed-length")
     )
     if name not in allowed:
         raise ValueError(f"{where}: family must be one of {allowed} for a {kind} link, got {name!r}")

@@ -5,19 +5,20 @@
 Run with one BLAS thread (multithreaded OpenBLAS on 2-core machines is 5–80×
 slower and erratic on small matrices); the script warns if it is not set.
 
-1. ``FiniteElementModel(arm, elements=E).natural_frequencies(q)`` (10 lowest,
-   joints locked) for E = 8 … per link, on the one-link arm (``one_flexible_link``,
-   error of ω₁ against the exact clamped-mass root) and the lumped two-link arm
-   without gravity at θ = (45°, −45°): wall time (best of repeats), peak Python
-   memory (tracemalloc, which sees NumPy's buffers), fitted exponent in E.
+1. ``FiniteElementModel(arm, elements=E)``: its build, ``natural_frequencies(q, count=10)``
+   (10 lowest, joints locked: the structured path of :mod:`core.structured`) and the dense
+   path while it is cheap, for E = 8 … per link, on the one-link arm (``one_flexible_link``,
+   error of ω₁ against the exact clamped-mass root) and the lumped two-link arm without
+   gravity at θ = (45°, −45°): wall time (best of repeats), peak Python memory of build and
+   solve (tracemalloc, which sees NumPy's buffers), fitted exponents in E.
 2. One ``forward_dynamics`` call of the same models at a random state.
 3. The standalone beam solver ``fem.beam_frequencies`` (10 lowest) beside
    ``scipy.sparse.linalg.eigsh`` shift-invert on the same assembled beam: time
    and the error of ω₁ against the exact cantilever root.
 
 A series stops (and says so) once one call takes longer than ``--budget``
-seconds or its dense n_dof × n_dof work would exceed 4 GiB: nothing here is
-allowed to exhaust the machine.
+seconds or the per-link blocks the bases still store densely ((2E)² per link) would
+exceed 4 GiB: nothing here is allowed to exhaust the machine.
 """
 
 from __future__ import annotations
@@ -80,45 +81,58 @@ def exponent(sizes: list[int], times: list[float]) -> float:
 
 
 def model_series(name: str, arm, q_joints, counts: list[int], budget: float) -> None:
+    """Build, the 10 lowest frequencies by the structured path (``count=10``: core.structured)
+    and by the dense one (while it stays cheap), and one forward-dynamics call, per mesh."""
     exact = exact_locked_frequencies(arm, 1)
     print(f"\n### {name}\n")
     print(
-        "| E per link | n_dof | natural_frequencies [s] | peak memory [MiB] | rel. error ω₁ | forward_dynamics [s] |"
+        "| E per link | n_dof | build [s] | natural_frequencies(count=10) [s] | dense [s] | "
+        "peak memory build + solve [MiB] | rel. error ω₁ | forward_dynamics [s] |"
     )
-    print("|---|---|---|---|---|---|")
-    sizes, times, fd_times = [], [], []
+    print("|---|---|---|---|---|---|---|---|")
+    sizes, times, builds, fd_times = [], [], [], []
     rng = np.random.default_rng(0)
+    links = len(arm.flexible_links)
+    dense_done = False
     for count in counts:
-        model = FiniteElementModel(arm, elements=count)
-        n = model.n_dof
-        if 80 * n**2 > MEMORY_LIMIT:  # about ten dense n × n float arrays
-            print(f"| {count} | {n} | skipped: dense work would take {80 * n**2 / 2**30:.1f} GiB | | | |")
+        per_link = 2 * count
+        if 80 * links * per_link**2 > MEMORY_LIMIT:  # the bases and bodies store (2E)² blocks per link
+            print(
+                f"| {count} | | skipped: the per-link blocks would take {80 * links * per_link**2 / 2**30:.1f} GiB |"
+            )
             break
+        build = lambda c=count: FiniteElementModel(arm, elements=c)  # noqa: E731
+        start = time.perf_counter()
+        model = build()
+        built = time.perf_counter() - start
+        n = model.n_dof
         q = np.zeros(n)
         q[: len(q_joints)] = q_joints
         qd = rng.normal(scale=1e-3, size=n)
         repeats = 3 if n < 200 else 1
-        build = lambda c=count: FiniteElementModel(arm, elements=c)  # noqa: E731
-        seconds, omega = best_time(build, lambda m, q=q: m.natural_frequencies(q), repeats)
-        memory = (
-            peak_memory(lambda q=q, build=build: build().natural_frequencies(q))
-            if seconds < budget / 2
-            else math.nan
-        )
+        seconds, omega = best_time(build, lambda m, q=q: m.natural_frequencies(q, count=10), repeats)
+        dense = math.nan
+        if not dense_done:
+            dense, _ = best_time(build, lambda m, q=q: m.natural_frequencies(q, method="dense"), repeats)
+            dense_done = dense > budget / 10
+        memory = peak_memory(lambda q=q, build=build: build().natural_frequencies(q, count=10))
         error = omega[0] / exact[0][0] - 1 if exact is not None else math.nan
         fd, _ = best_time(
             build, lambda m, q=q, qd=qd: m.forward_dynamics(q, qd, np.zeros(m.n_joints)), repeats
         )
         sizes.append(count)
         times.append(seconds)
+        builds.append(built)
         fd_times.append(fd)
-        print(f"| {count} | {n} | {seconds:.4g} | {memory:.4g} | {error:.2e} | {fd:.4g} |")
-        if max(seconds, fd) > budget:
-            print(f"| (series stopped: one call took more than {budget} s) | | | | | |")
+        print(
+            f"| {count} | {n} | {built:.3g} | {seconds:.3g} | {dense:.3g} | {memory:.4g} | {error:.2e} | {fd:.3g} |"
+        )
+        if max(seconds, fd, built) > budget:
+            print(f"| (series stopped: one call took more than {budget} s) | | | | | | | |")
             break
     print(
-        f"\nfitted exponents in E (upper half): natural_frequencies {exponent(sizes, times):.2f}, "
-        f"forward_dynamics {exponent(sizes, fd_times):.2f}"
+        f"\nfitted exponents in E (upper half): build {exponent(sizes, builds):.2f}, "
+        f"natural_frequencies {exponent(sizes, times):.2f}, forward_dynamics {exponent(sizes, fd_times):.2f}"
     )
 
 

@@ -125,6 +125,12 @@ class TranslatingBasis:
     reference_length : float or None
         The free length [m] at which the shapes were chosen (assumed modes).
     description : str
+    follow : object or None
+        Length-following shapes (:class:`shapes.following.LengthFollowing`): the
+        shapes are ψ(η; l), and every integral above is taken at the current free
+        length from ``follow.taylor(l)`` (with its derivatives in l), the velocity
+        shape of l̇ being g = −ηψ' + l ∂ψ/∂l|_η instead of −ηψ'. None: the shapes are
+        frozen and the attributes above are all there is.
     """
 
     mass: np.ndarray
@@ -141,6 +147,7 @@ class TranslatingBasis:
     evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False)
     reference_length: float | None = None
     description: str = ""
+    follow: object | None = field(default=None, repr=False)
 
     frame = "clamped"
 
@@ -157,6 +164,7 @@ class TranslatingBasis:
         *,
         reference_length: float | None = None,
         points: int = 8,
+        follow: object | None = None,
     ) -> TranslatingBasis:
         """The translating basis of a clamped unit-length :class:`BeamBasis`.
 
@@ -188,5 +196,24 @@ class TranslatingBasis:
             root_slope=basis.root_slope,
             evaluate=basis.evaluate,
             reference_length=reference_length,
-            description=f"{basis.description}, on the free length",
+            description=f"{basis.description}, on the free length"
+            + (f", following the length ({follow.tracker} roots)" if follow is not None else ""),
+            follow=follow,
         )
+
+    def unit_integrals(self) -> dict[str, np.ndarray]:
+        """The frozen shapes' integrals under the names of ``LengthFollowing.taylor``
+        (g = −ηψ': ``rate_first`` = −∫ηψ', ``rate_second`` = −∫η²ψ', ``rate_cross`` =
+        −∫ηψψ'ᵀ, ``rate_mass`` = ∫η²ψ'ψ'ᵀ)."""
+        return {
+            "mass": self.mass,
+            "first": self.first,
+            "moment": self.moment,
+            "stiffness": self.stiffness,
+            "tip_value": self.tip_value,
+            "tip_slope": self.tip_slope,
+            "rate_first": -self.slope_first,
+            "rate_second": -self.slope_second,
+            "rate_cross": -self.cross,
+            "rate_mass": self.slope_mass,
+        }

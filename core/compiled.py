@@ -48,6 +48,18 @@ u = (δ̇, l̇) (the joint moves no frame), its tip carries the l̇ column
 polynomial in l). Its kinetic energy leaves out the convective term while its
 gravity potential is exact, so the base-acceleration gravity is corrected on
 its free length (:func:`_gravity_correction`).
+
+**Length-following shapes.** A translating link's shapes ψ(η; l) may follow its free
+length (``TranslatingBody.following``); then its unit integrals (A₀, B₀, A_l0, B_l0, N₀, P,
+M_δδ0, R₀) and tip map rows (U, Θ) are functions of l, needed at the complex l of the complex
+step. The flat buffer holds [F, F1, F2] (three parts of one size S, the same offsets): the
+values and their first and second l-derivatives at fixed η, written by
+:meth:`CompiledChain._configuration` from ``TranslatingBody.kernel_taylor`` whenever the free
+length changes (the scalar S_L0 records the l₀ they were written at). Every read of those
+arrays is the Taylor polynomial F + dl (F1 + ½ dl F2), dl = l − l₀ (:func:`_at`): exact in
+value and first derivative at the real l₀ = Re l, and the tip map's l̇ column, which holds
+U′(l) and Θ′(l), gets its own l-derivative from F2. Frozen shapes have F1 = F2 = 0 and
+dl = 0, so their rows are the constants, bit for bit.
 """
 
 from __future__ import annotations
@@ -91,8 +103,9 @@ from core.rotations import spatial_inertia
     O_BL,
     O_P,
     O_R0,
-) = range(28)
-COLUMNS = 28
+    FOLLOWING,  # a translating link whose shapes follow its free length (F1, F2 nonzero)
+) = range(29)
+COLUMNS = 29
 #: Scalars of each link at ``O_SCALARS``.
 (
     S_THETA_OFFSET,
@@ -107,8 +120,9 @@ COLUMNS = 28
     S_HUB_INERTIA,
     S_ARMATURE,
     S_RHO,  # mass per length of a translating link
-) = range(12)
-SCALARS = 12
+    S_L0,  # the real free length at which a following link's F, F1, F2 were written
+) = range(13)
+SCALARS = 13
 
 SERIES_THRESHOLD = 1e-4  # as core.rotations
 
@@ -126,6 +140,42 @@ def _ratios(x):
         return a, b, c
     r = cmath.sqrt(x)
     return cmath.sin(r) / r, (1 - cmath.cos(r)) / x, (r - cmath.sin(r)) / (x * r)
+
+
+@njit(cache=True, inline="always")
+def _at(F, S, x, dl):
+    """Entry x of a translating row at free length l = l₀ + dl: F + dl (F1 + ½ dl F2), the
+    Taylor polynomial from the l-derivatives F1 = F[S + x], F2 = F[2S + x] (S = F.size // 3);
+    exactly F[x] for frozen shapes (F1 = F2 = 0, dl = 0)."""
+    if dl == 0:  # frozen shapes, and the complex steps along δ: skip the two far loads
+        return F[x] + 0 * dl
+    return F[x] + dl * (F[S + x] + 0.5 * dl * F[2 * S + x])
+
+
+@njit(cache=True, inline="always")
+def _rate_at(F, S, x, dl):
+    """d/dl of :func:`_at`: F1 + dl F2."""
+    return F[S + x] + dl * F[2 * S + x]
+
+
+@njit(cache=True, inline="always")
+def _free_length_step(F, row, l):
+    """dl = l − l₀ of a translating row (0 for frozen shapes), l₀ = the stored S_L0."""
+    if row[FOLLOWING]:
+        return l - F[row[O_SCALARS] + S_L0]
+    return 0j
+
+
+@njit(cache=True, inline="always")
+def _left_jacobian(th, rb, rc, v0, v1, v2):
+    """J_L(θ) v = v + b θ̃v + c θ̃²v (b, c of :func:`_ratios`)."""
+    w0 = th[1] * v2 - th[2] * v1
+    w1 = th[2] * v0 - th[0] * v2
+    w2 = th[0] * v1 - th[1] * v0
+    z0 = th[1] * w2 - th[2] * w1
+    z1 = th[2] * w0 - th[0] * w2
+    z2 = th[0] * w1 - th[1] * w0
+    return v0 + rb * w0 + rc * z0, v1 + rb * w1 + rc * z1, v2 + rb * w2 + rc * z2
 
 
 @njit(cache=True, inline="always")
@@ -248,6 +298,7 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
     A_out[i] (6, 6 + m_{i−1}) the joint map, P_end[i] (6, 6 + m_i) the payload map,
     ν_i, c_i = J̇_i q̇ − A_i J̇_{i−1} q̇, and the payload twist V_end[i] and c_end[i]."""
     n = table.shape[0]
+    S = F.size // 3  # F holds [F, F1, F2]
     speed = 0.0
     for k in range(qd.size):
         speed = max(speed, abs(qd[k]))
@@ -270,6 +321,9 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
     th = np.empty(3, dtype=np.complex128)
     mmax = smax - 6
     U = np.empty((3, mmax), dtype=np.complex128)  # U in beam axes, then Rtᵀ U
+    Th = np.empty((3, mmax), dtype=np.complex128)  # Θ (at the complex l of a translating link)
+    du = np.empty(3, dtype=np.complex128)  # U'(l) δ
+    dt = np.empty(3, dtype=np.complex128)  # Θ'(l) δ
     JT = np.empty((3, mmax), dtype=np.complex128)  # J_L Θ
     Pe = np.empty((6, smax), dtype=np.complex128)
     sp = 6  # the parent's ν size
@@ -334,14 +388,17 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
         if row[FLEXIBLE]:
             oU, oT = row[O_U], row[O_THETA]
             length = qc[i] if translating else complex(F[o + S_LENGTH], 0.0)
+            dl = _free_length_step(F, row, qc[i]) if translating else 0j  # U(l), Θ(l) if following
             r[0] = length
             scale = 1.0 / length if translating else 1.0 + 0j  # θ = Θδ/l on a translating link
             for a in range(3):
                 acc_r = 0j
                 acc_t = 0j
                 for k in range(m):
-                    acc_r += F[oU + a * m + k] * qc[col + k]
-                    acc_t += F[oT + a * m + k] * qc[col + k]
+                    U[a, k] = _at(F, S, oU + a * m + k, dl)
+                    Th[a, k] = _at(F, S, oT + a * m + k, dl)
+                    acc_r += U[a, k] * qc[col + k]
+                    acc_t += Th[a, k] * qc[col + k]
                 r[a] += acc_r
                 th[a] = acc_t * scale
             x2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
@@ -355,27 +412,27 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
             R[1, 2] -= ra * th[0]
             R[2, 0] -= ra * th[1]
             R[2, 1] += ra * th[0]
-            # J_L Θ = Θ + b θ̃Θ + c θ̃²Θ, column by column.
-            for k in range(m):
-                v0, v1, v2 = F[oT + k], F[oT + m + k], F[oT + 2 * m + k]
-                w0 = th[1] * v2 - th[2] * v1
-                w1 = th[2] * v0 - th[0] * v2
-                w2 = th[0] * v1 - th[1] * v0
-                z0 = th[1] * w2 - th[2] * w1
-                z1 = th[2] * w0 - th[0] * w2
-                z2 = th[0] * w1 - th[1] * w0
-                JT[0, k] = (v0 + rb * w0 + rc * z0) * scale
-                JT[1, k] = (v1 + rb * w1 + rc * z1) * scale
-                JT[2, k] = (v2 + rb * w2 + rc * z2) * scale
-                U[0, k] = F[oU + k]
-                U[1, k] = F[oU + m + k]
-                U[2, k] = F[oU + 2 * m + k]
+            for k in range(m):  # J_L Θ, column by column
+                j0, j1, j2 = _left_jacobian(th, rb, rc, Th[0, k], Th[1, k], Th[2, k])
+                JT[0, k], JT[1, k], JT[2, k] = j0 * scale, j1 * scale, j2 * scale
             if translating:
-                # l̇ slides the tip out along x_b and turns it by ∂θ/∂l = −θ/l (J_L θ = θ);
-                # the end frame is exp(θ̃) turned back to the link's axes: R_e Rbᵀ.
-                U[0, m], U[1, m], U[2, m] = 1.0, 0.0, 0.0
+                # l̇ slides the tip out along x_b and deflects it by U'(l) δ (following shapes),
+                # and turns it by J_L ∂θ/∂l = J_L(Θ'(l) δ/l) − θ/l (J_L θ = θ); the end frame
+                # is exp(θ̃) turned back to the link's axes: R_e Rbᵀ.
                 for a in range(3):
-                    JT[a, m] = -th[a] * scale
+                    du[a] = dt[a] = 0j
+                if row[FOLLOWING]:
+                    for a in range(3):
+                        for k in range(m):
+                            du[a] += _rate_at(F, S, oU + a * m + k, dl) * qc[col + k]
+                            dt[a] += _rate_at(F, S, oT + a * m + k, dl) * qc[col + k]
+                U[0, m], U[1, m], U[2, m] = 1.0 + du[0], du[1], du[2]
+                j0, j1, j2 = _left_jacobian(th, rb, rc, dt[0], dt[1], dt[2])
+                JT[0, m], JT[1, m], JT[2, m] = (
+                    (j0 - th[0]) * scale,
+                    (j1 - th[1]) * scale,
+                    (j2 - th[2]) * scale,
+                )
                 for a in range(3):
                     R[a, 0], R[a, 1], R[a, 2] = R[a, 1], R[a, 2], R[a, 0]
         if row[HAS_PAYLOAD]:
@@ -531,22 +588,25 @@ def _body(table, F, i, q, qd, nu, want_force, M, b, work):
 def _translating_mass(F, row, sigma, M):
     """M_b(δ, l) of a translating link (:meth:`~core.flexible_body.TranslatingBody.mass_matrix`)
     into M[:7 + m, :7 + m], for complex σ = (δ, l) (the body's derivatives come by the complex
-    step: M_b is not polynomial in l)."""
+    step: M_b is not polynomial in l). The unit integrals are read at l (:func:`_at`): constants
+    for frozen shapes, Taylor polynomials about the stored l₀ for length-following ones."""
     o, m, planes = row[O_SCALARS], row[M_COORDS], row[PLANES]
     mass, rho, L = F[o + S_MASS], F[o + S_RHO], F[o + S_LENGTH]
     oA, oB, oAl, oBl, No, Po, mm = row[O_A], row[O_B], row[O_AL], row[O_BL], row[O_N], row[O_P], m * m
+    S = F.size // 3
     delta = sigma[:m]
     l = sigma[m]
+    dl = _free_length_step(F, row, l)
     A0d = np.zeros(3, dtype=np.complex128)
     B0d = np.zeros(3, dtype=np.complex128)
     Ald = np.zeros(3, dtype=np.complex128)
     Bld = np.zeros(3, dtype=np.complex128)
     for a in range(3):
         for k in range(m):
-            A0d[a] += F[oA + a * m + k] * delta[k]
-            B0d[a] += F[oB + a * m + k] * delta[k]
-            Ald[a] += F[oAl + a * m + k] * delta[k]
-            Bld[a] += F[oBl + a * m + k] * delta[k]
+            A0d[a] += _at(F, S, oA + a * m + k, dl) * delta[k]
+            B0d[a] += _at(F, S, oB + a * m + k, dl) * delta[k]
+            Ald[a] += _at(F, S, oAl + a * m + k, dl) * delta[k]
+            Bld[a] += _at(F, S, oBl + a * m + k, dl) * delta[k]
     S1 = l * A0d
     S1[0] += mass * (l - L / 2)  # ρ(l² − (L − l)²)/2 without cancellation
     Q = np.zeros((3, 3), dtype=np.complex128)
@@ -562,15 +622,17 @@ def _translating_mass(F, row, sigma, M):
             x = 0j
             for p in range(m):
                 for k in range(m):
-                    x += delta[p] * F[base + p * m + k] * delta[k]
+                    n_pk = _at(F, S, base + p * m + k, dl)
+                    p_pk = _at(F, S, pbase + p * m + k, dl)
+                    x += delta[p] * n_pk * delta[k]
                     if a == c:
-                        d_l[p] += F[pbase + p * m + k] * delta[k]
+                        d_l[p] += p_pk * delta[k]
                     elif a == 0:
-                        skew_row[k] += delta[p] * F[base + p * m + k]
-                        twist += delta[p] * F[pbase + p * m + k] * delta[k]
+                        skew_row[k] += delta[p] * n_pk
+                        twist += delta[p] * p_pk * delta[k]
                     else:
-                        skew_row[k] -= delta[p] * F[base + p * m + k]
-                        twist -= delta[p] * F[pbase + p * m + k] * delta[k]
+                        skew_row[k] -= delta[p] * n_pk
+                        twist -= delta[p] * p_pk * delta[k]
             Q[1 + a, 1 + c] = l * x
     tr = Q[0, 0] + Q[1, 1] + Q[2, 2]
     for a in range(3):
@@ -578,7 +640,7 @@ def _translating_mass(F, row, sigma, M):
         for c in range(3):
             M[3 + a, 3 + c] = (tr if a == c else 0.0) - Q[a, c]
         for k in range(m):
-            M[a, 6 + k] = M[6 + k, a] = l * F[oA + a * m + k]
+            M[a, 6 + k] = M[6 + k, a] = l * _at(F, S, oA + a * m + k, dl)
     M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
     M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
     oM, oR = row[O_MDD], row[O_R0]
@@ -586,11 +648,11 @@ def _translating_mass(F, row, sigma, M):
     for k in range(m):
         # l² x̃ B₀ (rows y, z) and the δ-dependent axial row
         M[3, 6 + k] = M[6 + k, 3] = l * skew_row[k]
-        M[4, 6 + k] = M[6 + k, 4] = -l * l * F[oB + 2 * m + k]
-        M[5, 6 + k] = M[6 + k, 5] = l * l * F[oB + m + k]
+        M[4, 6 + k] = M[6 + k, 4] = -l * l * _at(F, S, oB + 2 * m + k, dl)
+        M[5, 6 + k] = M[6 + k, 5] = l * l * _at(F, S, oB + m + k, dl)
         for p in range(m):
-            M[6 + k, 6 + p] = l * F[oM + k * m + p]
-            quadratic += delta[k] * F[oR + k * m + p] * delta[p]
+            M[6 + k, 6 + p] = l * _at(F, S, oM + k * m + p, dl)
+            quadratic += delta[k] * _at(F, S, oR + k * m + p, dl) * delta[p]
     last = 6 + m
     column = np.zeros(last, dtype=np.complex128)  # the l̇ column: v, ω, δ rows
     column[0] = Ald[0] + mass
@@ -704,11 +766,27 @@ def _payload_terms(table, F, i, s, P_end, V_end, c_end, M, f, acceleration):
 @njit(cache=True)
 def _gravity_correction(table, F, q, A, gravity, out):
     """out += G − G_base for the free lengths of translating links, where G_base is what the
-    base acceleration −g gives. The sliding beam's kinetic energy leaves out the convective
-    term l̇ ∂w/∂s (SPEC §4), so its l̇ row M_vl = m e_x + A_l0 δ is not ∂S₁/∂l = m e_x + A₀ δ
-    of the exact potential −g·S₁ the engine uses; the difference is −g_b·(A₀ − A_l0) δ
-    (g_b: gravity in the beam axes, carried down the chain by the ω-blocks of A, which hold
-    every relative rotation, deflected tips included)."""
+    base acceleration −g gives.
+
+    The sliding beam's kinetic energy leaves out the convective term l̇ ∂w/∂s (SPEC §4). The
+    base acceleration −g puts on the l̇ row the force −g_b·M_vl with the kinetic l̇ row
+    M_vl = m e_x + A_l0(l) δ (the velocity of the mass points per unit l̇, integrated), while
+    the exact potential V = −m g·p − g_b·S₁ the engine uses, with the whole beam's first moment
+
+        S₁(δ, l) = m (l − L/2) e_x + l A₀(l) δ,   A₀(l) = ρ ∫₀¹ Ψ(η; l) dη (rows),
+
+    gives ∂V/∂l = −g_b·∂S₁/∂l = −g_b·(m e_x + (A₀ + l A₀′) δ), A₀′ = dA₀/dl at fixed η (zero
+    for frozen shapes, F1 of the A₀ rows for length-following ones). So
+
+        G_l − G_base,l = −g_b·(A₀ + l A₀′ − A_l0) δ
+
+    (frozen shapes: −g_b·(A₀ − A_l0) δ). As ∂S₁/∂l = m e_x + ρ Φ(l) δ + ∫Φ_l dm (Leibniz's
+    rule), this is −ρ g_b·u_tip(δ, l) whenever A_l0 δ = ∫Φ_l dm (Φ_l = ∂Φ/∂l at fixed s,
+    including the shapes' own l-dependence): the potential of the length extruded at the
+    deflected exit, which the kinetic l̇ row misses. g_b is gravity in the beam axes, carried
+    down the chain by the ω-blocks of A, which hold every relative rotation, deflected tips
+    included."""
+    S = F.size // 3
     g = gravity.copy()
     gb = np.empty(3)
     for i in range(table.shape[0]):
@@ -719,10 +797,14 @@ def _gravity_correction(table, F, q, A, gravity, out):
         if not row[TRANSLATING]:
             continue
         m, col, oA, oAl = row[M_COORDS], row[COLUMN], row[O_A], row[O_AL]
+        l = q[i]
+        dl = _free_length_step(F, row, l).real  # 0 once the chain has written l
         acc = 0.0
         for a in range(3):
             for k in range(m):
-                acc += g[a] * (F[oA + a * m + k] - F[oAl + a * m + k]) * q[col + k]
+                x = oA + a * m + k
+                rate = _at(F, S, x, dl) + l * _rate_at(F, S, x, dl) - _at(F, S, oAl + a * m + k, dl)
+                acc += g[a] * rate * q[col + k]
         out[i] -= acc
 
 
@@ -1077,20 +1159,45 @@ class CompiledChain:
     arrays of the model's sizes (the model checks them).
     """
 
-    def __init__(self, table: np.ndarray, buffer: np.ndarray, gravity: np.ndarray, arm) -> None:
+    def __init__(self, table: np.ndarray, buffer: np.ndarray, gravity: np.ndarray, arm, following=()) -> None:
         self.table = table
+        #: [F, F1, F2]: the values and the first and second l-derivatives (F1, F2 nonzero only
+        #: on the rows of length-following translating links, rewritten by _configuration).
         self.buffer = buffer
         self.gravity = gravity
         self.smax = int(table[:, SIZE].max())
         self._zero_gravity = np.zeros(3)
         self._arm = arm
         self._translating = [i + 1 for i in np.flatnonzero(table[:, TRANSLATING])]
+        #: (joint index, body, start, stop, S_L0 offset, plane pairs, chord tip) per following link.
+        self._following = tuple(following)
+
+    @property
+    def _parts(self) -> np.ndarray:
+        """The buffer as (F, F1, F2), shape (3, S): a view, taken afresh (a stored view would
+        stop aliasing the buffer in a pickled or copied chain)."""
+        return self.buffer.reshape(3, -1)
 
     def _configuration(self, q: np.ndarray) -> np.ndarray:
-        """``q`` ready for the kernels, each free length checked (ValueError naming the joint)."""
+        """``q`` ready for the kernels, each free length checked (ValueError naming the joint),
+        and the rows of every length-following link written at its free length q_i (once per
+        new q_i: :meth:`TranslatingBody.kernel_taylor` and one slice assignment)."""
         for number in self._translating:
             check_free_length(self._arm, number, q[number - 1])
+        parts = self._parts
+        for i, body, start, stop, at, pairs, chord in self._following:
+            l = float(q[i])
+            if parts[0, at] != l:
+                parts[:, start:stop] = _translating_rows(body.kernel_taylor(l), pairs, 3, chord)
+                parts[0, at] = l
         return _writable(q)
+
+    def invalidate(self) -> None:
+        """Forget the free lengths the rows of length-following links were written at, so that
+        the next call rewrites them (their shapes changed at the same l, e.g. other roots)."""
+        parts = self._parts
+        for *_, at, _pairs, _chord in self._following:
+            parts[0, at] = np.nan
 
     def forward(self, q, qd, applied) -> np.ndarray:
         """q̈ with M q̈ + h + G = applied."""
@@ -1172,12 +1279,41 @@ class CompiledChain:
         return state_rates
 
 
+#: The arrays of a translating row, in buffer order (O_A, O_B, O_AL, O_BL, O_N, O_P, O_MDD,
+#: O_R0, O_U, O_THETA: contiguous); N0 and P are [a][c] blocks, written for the plane pairs.
+_TRANSLATING_ARRAYS = ("A0", "B0", "Al0", "Bl0", "N0", "P", "M_δδ0", "R0", "translation", "rotation")
+
+
+def _translating_rows(arrays, pairs, orders: int, chord: bool = False) -> np.ndarray:
+    """The rows of a translating link in buffer order, shape (orders, size): ``arrays`` maps
+    the names of ``_TRANSLATING_ARRAYS`` to arrays with a leading axis of ``orders`` derivative
+    orders (:meth:`TranslatingBody.kernel_taylor`; 1 for the constants of frozen shapes).
+    ``chord``: the rotation rows are (0, −u_z, u_y) of the translation rows (chord tips,
+    as :class:`~core.engine.ChainModel` builds them), not the given slope rows."""
+    parts = []
+    for name in _TRANSLATING_ARRAYS:
+        x = arrays[name]
+        if name == "rotation" and chord:
+            u = np.reshape(arrays["translation"], (orders, 3, -1))
+            x = np.stack([u[:, 0], -u[:, 2], u[:, 1]], axis=1)
+        if name in ("N0", "P"):
+            parts.extend(np.reshape(x[a][c], (orders, -1)) for a, c in pairs)
+        else:
+            parts.append(np.reshape(x, (orders, -1)))
+    return np.concatenate(parts, axis=1)
+
+
 def compile_chain(model) -> CompiledChain:
-    """The :class:`CompiledChain` of a ChainModel."""
+    """The :class:`CompiledChain` of a ChainModel.
+
+    A translating link with length-following shapes (``body.following`` not None) gets its
+    rows written at l₀ = its full length, with their l-derivatives (F1, F2); the chain
+    rewrites them at every new free length (:meth:`CompiledChain._configuration`)."""
     arm = model.arm
     table = np.zeros((arm.n_links, COLUMNS), dtype=np.int64)
     chunks: list[np.ndarray] = []
     size = 0
+    following = []  # (joint index, body, start, stop, plane pairs, chord, rows (3, stop − start))
 
     def put(values) -> int:
         nonlocal size
@@ -1231,17 +1367,37 @@ def compile_chain(model) -> CompiledChain:
             tip = model.kinematics.tip_maps[i]
             row[COLUMN], row[PLANES] = model.flex_columns[number].start, body.planes
             scalars[[S_MASS, S_RHO]] = body.mass, body.rho
-            row[O_A], row[O_B], row[O_AL], row[O_BL] = (
-                put(body.A0),
-                put(body.B0),
-                put(body.Al0),
-                put(body.Bl0),
-            )
             pairs = [(a, c) for a in range(2) for c in range(2)] if body.planes == 2 else [(0, 0)]
-            row[O_N] = put(np.concatenate([body.N0[a][c].ravel() for a, c in pairs]))
-            row[O_P] = put(np.concatenate([body.P[a][c].ravel() for a, c in pairs]))
-            row[O_MDD], row[O_R0] = put(body.M_δδ0), put(body.R0)
-            row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
+            chord = arm.tip_rotation != "slope"
+            row[FOLLOWING] = getattr(body, "following", None) is not None
+            if row[FOLLOWING]:
+                scalars[S_L0] = link.length
+                rows = _translating_rows(body.kernel_taylor(link.length), pairs, 3, chord)
+            else:
+                constants = {name: getattr(body, name) for name in _TRANSLATING_ARRAYS[:-2]}
+                constants["translation"], constants["rotation"] = tip.translation, tip.rotation
+                rows = _translating_rows(constants, pairs, 1)
+            # The offsets of the contiguous arrays (the order of _TRANSLATING_ARRAYS).
+            mm, blocks = m * m, len(pairs)
+            expected = 12 * m + 2 * blocks * mm + 2 * mm + 6 * m
+            if rows.shape[1] != expected:
+                raise ValueError(
+                    f"link {number}: the translating arrays hold {rows.shape[1]} numbers, expected {expected}"
+                )
+            start = row[O_A] = put(rows[0])
+            row[O_B], row[O_AL], row[O_BL], row[O_N] = (
+                start + 3 * m,
+                start + 6 * m,
+                start + 9 * m,
+                start + 12 * m,
+            )
+            row[O_P] = row[O_N] + blocks * mm
+            row[O_MDD] = row[O_P] + blocks * mm
+            row[O_R0] = row[O_MDD] + mm
+            row[O_U] = row[O_R0] + mm
+            row[O_THETA] = row[O_U] + 3 * m
+            if row[FOLLOWING]:
+                following.append((i, body, start, start + expected, pairs, chord, rows))
         else:
             tip = model.kinematics.tip_maps[i]
             row[COLUMN], row[PLANES] = model.flex_columns[number].start, body.planes
@@ -1258,5 +1414,12 @@ def compile_chain(model) -> CompiledChain:
             )
             row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
         row[O_SCALARS] = put(scalars)
-    buffer = np.concatenate(chunks) if chunks else np.zeros(0)
-    return CompiledChain(table, buffer, np.asarray(arm.gravity, dtype=float), arm)
+    values = np.concatenate(chunks) if chunks else np.zeros(0)
+    buffer = np.zeros(3 * values.size)  # [F, F1, F2]
+    parts = buffer.reshape(3, -1)
+    parts[0] = values
+    chain_following = []
+    for i, body, start, stop, pairs, chord, rows in following:
+        parts[1:, start:stop] = rows[1:]
+        chain_following.append((i, body, start, stop, table[i, O_SCALARS] + S_L0, pairs, chord))
+    return CompiledChain(table, buffer, np.asarray(arm.gravity, dtype=float), arm, chain_following)

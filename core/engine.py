@@ -37,6 +37,7 @@ Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Literal
 
@@ -46,7 +47,7 @@ from core import validation as check
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis
 from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
-from core.flexible_body import FlexibleBody, TranslatingBody
+from core.flexible_body import FlexibleBody, TranslatingBody, sandwich
 from core.kinematics import ChainKinematics, TipMap, check_free_length
 from core.model import Model
 from core.newton_euler import bias_terms
@@ -56,6 +57,8 @@ from core.rotations import skew, transpose
 COULOMB_VELOCITY = 1e-3
 #: How many recent configurations keep M, G (and, for analyses, ∂M/∂q) cached.
 DERIVATIVE_CACHE = 8
+#: ``natural_frequencies(method="auto")`` takes the structured path above this many coordinates.
+STRUCTURED_MINIMUM = 128
 
 
 class ChainModel(Model):
@@ -157,7 +160,10 @@ class ChainModel(Model):
                 rotation = np.vstack(
                     [np.zeros(body.n_coordinates), -basis.tip_value @ E_z, basis.tip_value @ E_y]
                 ) / (1.0 if translating else link.length)
-            tip_maps[number - 1] = TipMap(columns, translation, rotation, translating)
+            follow = None
+            if translating and body.following is not None:
+                follow = _tip_rows(body, arm.tip_rotation == "slope")
+            tip_maps[number - 1] = TipMap(columns, translation, rotation, translating, follow)
             self.bases[number] = basis
             self.bodies[number] = body
             self.flex_columns[number] = columns
@@ -215,9 +221,9 @@ class ChainModel(Model):
         """EI ∫φ''φ''ᵀ per plane; for a translating link the unit-length block (× 1/l³)."""
         link, basis = self.arm.links[number - 1], self.bases[number]
         E_y, E_z = self.bodies[number].E
-        block = link.EI * E_y.T @ basis.stiffness @ E_y
+        block = link.EI * sandwich(E_y, basis.stiffness, E_y)
         if self.bodies[number].planes == 2:
-            block = block + link.EI_out * E_z.T @ basis.stiffness @ E_z
+            block = block + link.EI_out * sandwich(E_z, basis.stiffness, E_z)
         return block
 
     def _build_stiffness(self) -> np.ndarray:
@@ -265,10 +271,26 @@ class ChainModel(Model):
 
     def stiffness_matrix(self, q) -> np.ndarray:
         K = self._K.astype(np.result_type(q, float))
-        for number, block in self._unit_stiffness.items():
+        for number in self._unit_stiffness:
             cols = self.flex_columns[number]
-            K[cols, cols] = block / self._free_length(q, number) ** 3
+            l = self._free_length(q, number)
+            K[cols, cols] = self._translating_stiffness(number, l) / l**3
         return K
+
+    def _translating_stiffness(self, number: int, l, derivative: int = 0) -> np.ndarray:
+        """EI ∫ψ''ψ''ᵀ dη (per plane) of translating link ``number`` at free length l, or its
+        l-derivative; constant for frozen shapes (so its derivative is zero)."""
+        block = self._unit_stiffness[number]
+        follow = self.bodies[number].following
+        if follow is None:
+            return 0.0 * block if derivative else block
+        link = self.arm.links[number - 1]
+        E_y, E_z = self.bodies[number].E
+        unit = _series(follow.taylor, l, "stiffness", derivative)
+        out = link.EI * sandwich(E_y, unit, E_y)
+        if self.bodies[number].planes == 2:
+            out = out + link.EI_out * sandwich(E_z, unit, E_z)
+        return out
 
     def _free_length(self, q, number: int):
         """Free length l = q_i of translating link ``number`` (checked by the kinematics)."""
@@ -283,8 +305,11 @@ class ChainModel(Model):
         forces = K @ q
         for number in self.translating:
             cols = self.flex_columns[number]
-            delta = q[cols]
-            forces[number - 1] += -1.5 * (delta @ K[cols, cols] @ delta) / q[number - 1]
+            delta, l = q[cols], q[number - 1]
+            # K = S(l)/l³: ∂K/∂l = S'(l)/l³ − 3K/l (S' = 0 for frozen shapes)
+            forces[number - 1] += -1.5 * (delta @ K[cols, cols] @ delta) / l
+            if self.bodies[number].following is not None:
+                forces[number - 1] += 0.5 * delta @ self._translating_stiffness(number, l, 1) @ delta / l**3
         return forces
 
     def elastic_stiffness(self, q) -> np.ndarray:
@@ -315,10 +340,10 @@ class ChainModel(Model):
             K = basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness
             E_y, E_z = body.E
             cols = self.flex_columns[number]
-            Z[cols, cols] = E_y.T @ T @ E_y + E_z.T @ T @ E_z
-            K_z[cols, cols] = link.EI * E_y.T @ K @ E_y
+            Z[cols, cols] = sandwich(E_y, T, E_y) + sandwich(E_z, T, E_z)
+            K_z[cols, cols] = link.EI * sandwich(E_y, K, E_y)
             if body.planes == 2:
-                K_z[cols, cols] += link.EI_out * E_z.T @ K @ E_z
+                K_z[cols, cols] += link.EI_out * sandwich(E_z, K, E_z)
         return Z, K_z
 
     def damping_matrix(self, q) -> np.ndarray:
@@ -329,9 +354,117 @@ class ChainModel(Model):
                 continue
             cols = self.flex_columns[number]
             l = float(self._free_length(np.asarray(q, dtype=float), number))
-            K = self._unit_stiffness[number] / l**3
+            K = self._translating_stiffness(number, l) / l**3
             D[cols, cols] += self._link_damping(damping, K, self.bodies[number].M_δδ(l))
         return D
+
+    # -- natural frequencies of large models -------------------------------------------------
+    def natural_frequencies(self, q=None, joints="locked", vectors=False, count=None, method="auto"):
+        """As :meth:`Model.natural_frequencies`; ``method``: ``"dense"`` (M, ∂G/∂q and the
+        pencil formed and solved whole), ``"structured"`` (the lowest ``count`` by Lanczos on
+        the block-diagonal-plus-low-rank structure, :mod:`core.structured`: O(n_dof) per
+        iteration, and accurate on very fine meshes) or ``"auto"``: structured when ``count``
+        is given, the model has more than :data:`STRUCTURED_MINIMUM` coordinates and no
+        translating link. An unstable configuration (negative stiffness eigenvalues) is
+        solved densely under ``"auto"``, which reports those as negative frequencies with a
+        warning; ``"structured"`` raises :class:`core.structured.NotStable` there."""
+        if method not in ("auto", "dense", "structured"):
+            raise ValueError(f"method must be 'auto', 'dense' or 'structured', got {method!r}")
+        if joints not in ("locked", "free"):
+            raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
+        structured = method == "structured" or (
+            method == "auto"
+            and count is not None
+            and self.n_dof > STRUCTURED_MINIMUM
+            and not self.translating
+        )
+        if not structured:
+            return super().natural_frequencies(q, joints, vectors, count)
+        from core.structured import NotStable, lowest_frequencies
+
+        if count is None:
+            raise ValueError("method 'structured' needs count, the number of lowest frequencies")
+        if self.translating:
+            raise ValueError("method 'structured' does not handle translating links")
+        count = check.integer(count, "", "count", minimum=1)
+        q = self.home() if q is None else np.asarray(q, dtype=float)
+        q, _ = self._state(q)
+        try:
+            omega, shapes = lowest_frequencies(self, q, joints, count, vectors)
+        except NotStable:
+            if method == "structured":
+                raise
+            return super().natural_frequencies(q, joints, vectors, count)
+        return (omega, shapes) if vectors else omega
+
+    # -- auxiliary states: roots integrated with the motion ("ode" tracker) ------------------
+    def _ode_links(self) -> list[int]:
+        return [
+            number
+            for number in self.translating
+            if self.bodies[number].following is not None and self.bodies[number].following.tracker == "ode"
+        ]
+
+    @property
+    def auxiliary_names(self) -> tuple[str, ...]:
+        """``beta<i>_<k>``: the roots β_k of each translating link whose shapes follow its free
+        length with the ``"ode"`` tracker (seed 002 eq. (11), integrated by :func:`core.simulation.simulate`)."""
+        return tuple(
+            f"beta{number}_{k}"
+            for number in self._ode_links()
+            for k in range(1, self.bodies[number].following.modes + 1)
+        )
+
+    def auxiliary_initial(self, q) -> np.ndarray:
+        """The exact roots at the free lengths of ``q``."""
+        q = np.asarray(q, dtype=float)
+        parts = [self.bodies[k].following.exact_roots(float(q[k - 1])) for k in self._ode_links()]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def auxiliary_rates(self, q, qd, a) -> np.ndarray:
+        """dβ/dt = (dβ/dl)(β, l) · l̇ (implicit derivative of the frequency equation)."""
+        out, start = [], 0
+        for number in self._ode_links():
+            follow = self.bodies[number].following
+            beta = np.asarray(a[start : start + follow.modes], dtype=float)
+            start += follow.modes
+            l, rate = float(q[number - 1]), float(qd[number - 1])
+            out.append(follow.dbeta_dlength(l, beta) * rate)
+        return np.concatenate(out) if out else np.zeros(0)
+
+    @contextmanager
+    def auxiliary(self, a):
+        """Evaluate the model with the roots ``a`` (see :attr:`auxiliary_names`) in place of the
+        exact ones; the per-configuration caches are cleared on entry and exit (they hold
+        quantities of other roots)."""
+        links = self._ode_links()
+        if not links:
+            yield
+            return
+        a = np.asarray(a, dtype=float)
+        size = sum(self.bodies[k].following.modes for k in links)
+        if a.shape != (size,):
+            raise ValueError(f"auxiliary values must have shape ({size},), got {a.shape}")
+        previous = [self.bodies[k].following.beta_state for k in links]
+        start = 0
+        self._forget()
+        try:
+            for number in links:
+                follow = self.bodies[number].following
+                follow.beta_state = a[start : start + follow.modes].copy()
+                start += follow.modes
+            yield
+        finally:
+            for number, state in zip(links, previous, strict=True):
+                self.bodies[number].following.beta_state = state
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop every cached per-configuration quantity (the shapes of a translating link changed)."""
+        self._real_cache.clear()
+        self._terms.cache_clear()
+        if self.compiled is not None:
+            self.compiled.invalidate()
 
     def friction_forces(self, q, qd) -> np.ndarray:
         u = self._B.T @ np.asarray(qd, dtype=float)
@@ -553,8 +686,16 @@ class ChainModel(Model):
                 continue
             basis, (E_y, E_z) = self.bases[int(number)], self.bodies[int(number)].E
             if int(number) in self.translating:
+                follow = basis.follow
                 values = np.stack(
-                    [basis.evaluate(np.clip(here, 0.0, l) / l)[0] for l in Q[:, int(number) - 1]]
+                    [
+                        (
+                            basis.evaluate(np.clip(here, 0.0, l) / l)
+                            if follow is None
+                            else follow.evaluate(np.clip(here, 0.0, l) / l, l)
+                        )[0]
+                        for l in Q[:, int(number) - 1]
+                    ]
                 )
             else:
                 values = basis.evaluate(np.clip(here, 0.0, basis.length))[0][None]
@@ -570,6 +711,8 @@ class ChainModel(Model):
         out = {}
         for number, columns in self.flex_columns.items():
             body, tip = self.bodies[number], self.bases[number].tip_value
+            if number in self.translating and body.following is not None:
+                tip = body.following.taylor(float(self._free_length(q, number)), order=0)["tip_value"][0]
             E_y, E_z = body.E
             out[f"tip_w{number}"] = float(tip @ E_y @ q[columns])
             if body.planes == 2:
@@ -655,3 +798,35 @@ class ChainModel(Model):
         if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability
             return super().inverse_dynamics(q, qd, qdd)
         return self.generalized_forces(q, qd, qdd)  # a rigid chain: B = 1, τ = Q exactly
+
+
+def _series(taylor, l, name: str, derivative: int = 0) -> np.ndarray:
+    """``name`` of a length-following basis (``taylor(l₀)`` → derivatives in l at real l₀)
+    at a real or complex l: Σ_k Δᵏ/k! I^(k + derivative)(Re l), Δ = l − Re l (the engine's
+    complex step; exact for its tiny imaginary Δ)."""
+    from core.flexible_body import TAYLOR_ORDER, _factorial
+
+    l0 = float(np.real(l))
+    step = l - l0
+    terms = taylor(l0, order=TAYLOR_ORDER)[name]
+    total = 0.0 * step * terms[0]
+    for k in range(terms.shape[0] - derivative):
+        total = total + step**k / _factorial(k) * terms[k + derivative]
+    return total
+
+
+def _tip_rows(body: TranslatingBody, slope: bool):
+    """``TipMap.follow`` of a length-following translating body: its tip rows at free lengths
+    l (the rotation from the tip slope, or for chord tips the tip deflection)."""
+
+    def follow(l: np.ndarray, derivative: int) -> dict:
+        arrays = body.arrays(np.asarray(l), derivative)
+        rotation = arrays["rotation"] if slope else _chord_rows(arrays["translation"])
+        return {"translation": arrays["translation"], "rotation": rotation}
+
+    return follow
+
+
+def _chord_rows(translation: np.ndarray) -> np.ndarray:
+    """Rotation rows (0, −u_z, u_y) of a chord tip from the translation rows (0, u_y, u_z)."""
+    return np.stack([translation[..., 0, :], -translation[..., 2, :], translation[..., 1, :]], axis=-2)

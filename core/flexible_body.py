@@ -43,6 +43,26 @@ def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
     return E_y, E_z
 
 
+def sandwich(E_a: np.ndarray, X: np.ndarray, E_b: np.ndarray) -> np.ndarray:
+    """E_aᵀ X E_b for plane selectors of :func:`_plane_selectors` (X may carry leading axes):
+    X placed in the rows of plane a and the columns of plane b, without the O(n³) products
+    (they dominated building a fine element mesh: 4.6 s of 7.5 s at 1024 elements)."""
+    return _place(X, _columns_of(E_a), _columns_of(E_b), E_a.shape[1])
+
+
+def _columns_of(E: np.ndarray) -> np.ndarray:
+    """The link coordinates a plane selector picks (empty for an absent plane)."""
+    return np.flatnonzero(E.any(axis=0))
+
+
+def _place(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, m: int) -> np.ndarray:
+    """X (…, n, n) in rows ``rows`` and columns ``cols`` of an (…, m, m) zero matrix."""
+    out = np.zeros((*X.shape[:-2], m, m), dtype=X.dtype)
+    if rows.size and cols.size:
+        out[..., rows[:, None], cols] = X
+    return out
+
+
 class FlexibleBody:
     """Precomputed, δ-independent inertia data of one flexible link.
 
@@ -83,7 +103,7 @@ class FlexibleBody:
         self.A = np.vstack([np.zeros(m), mode_first @ E_y, mode_first @ E_z])
         self.B = np.vstack([np.zeros(m), mode_moment @ E_y, mode_moment @ E_z])
         # N[a][b] = ∫ Φ_aᵀ Φ_b dm for the bending rows a, b ∈ {y, z}.
-        self.N = [[E_a.T @ mode_mass @ E_b for E_b in self.E] for E_a in self.E]
+        self.N = [[sandwich(E_a, mode_mass, E_b) for E_b in self.E] for E_a in self.E]
         # Rotary inertia of the lumped masses.
         self.rotary_ΩΩ = np.diag([0.0, inertias.sum(), inertias.sum()])
         psi_rows = [  # Ψ_k = (0, −w_z', w_y') rows for every lumped mass
@@ -167,6 +187,40 @@ class FlexibleBody:
         return np.concatenate([self.mass * g_body, np.cross(S1, g_body), g_body @ self.A], axis=1)
 
 
+def _translating_arrays(unit: dict, E: tuple, rho: float, planes: int) -> dict:
+    """Body arrays of a translating link from unit η-integrals (names of
+    ``LengthFollowing.taylor``); every input may carry leading axes (orders, batch)."""
+    E_y, E_z = E
+    m = E_y.shape[1]
+
+    def rows(v: np.ndarray) -> np.ndarray:  # (..., n) → (..., 3, m); the axial row is zero
+        return np.stack([np.zeros((*v.shape[:-1], m)), v @ E_y, v @ E_z], axis=-2)
+
+    picks = [_columns_of(E_a) for E_a in E]
+    N0 = [[rho * _place(unit["mass"], a, c, m) for c in picks] for a in picks]
+    P = [[rho * _place(unit["rate_cross"], a, c, m) for c in picks] for a in picks]
+    return {
+        "A0": rho * rows(unit["first"]),
+        "B0": rho * rows(unit["moment"]),
+        "Al0": rho * rows(unit["rate_first"]),
+        "Bl0": rho * rows(unit["rate_second"]),
+        "N0": N0,
+        "P": P,
+        "M_δδ0": sum(N0[a][a] for a in range(planes)),
+        "R0": sum(rho * _place(unit["rate_mass"], a, a, m) for a in picks[:planes]),
+        "translation": rows(unit["tip_value"]),
+        "rotation": np.stack(
+            [np.zeros((*unit["tip_slope"].shape[:-1], m)), -unit["tip_slope"] @ E_z, unit["tip_slope"] @ E_y],
+            axis=-2,
+        ),
+    }
+
+
+#: Orders of the l-derivatives a length-following body evaluates (three: the complex step of
+#: the elastic forces, whose l-row holds ∂K/∂l, needs ∂³/∂l³ of the integrals).
+TAYLOR_ORDER = 3
+
+
 class TranslatingBody:
     """Inertia of a flexible link that slides through the hub of a prismatic joint.
 
@@ -176,22 +230,31 @@ class TranslatingBody:
     s ∈ [−(L − l), 0], moves rigidly. Following SPEC §4, a point of the free
     part moves with
 
-        v + Ω × ρ + Φ δ̇ + (e_x + Φ_l δ) l̇,   Φ_l = ∂Φ/∂l|_s = −(η/l) Ψ'(η),
+        v + Ω × ρ + Φ δ̇ + (e_x + Φ_l δ) l̇,   Φ_l = ∂Φ/∂l|_s = G(η)/l,
 
     and a point inside with v + Ω × ρ + e_x l̇; the convective term l̇ ∂w/∂s of
     the moving-beam equation is neglected (valid while the extension speed is
-    small against the group velocity √(EI/ρA)/l). So the body velocity is
+    small against the group velocity √(EI/ρA)/l). G holds the velocity shapes
+    g = −ηψ'(η) + l ∂ψ/∂l|_η of l̇: for frozen shapes (ψ independent of l) only
+    −ηψ'; for length-following shapes (``basis.follow``: clamped–mass roots that
+    follow μ(l), j(l)) also the change of the shape itself. So the body velocity is
     ν = (v, Ω, δ̇, l̇) and T = ½ νᵀ M_b(δ, l) ν; the blocks of
     :class:`FlexibleBody` gain the l̇ row
 
-        M_vl = m e_x + A_l δ,          A_l = ∫Φ_l dm,
+        M_vl = m e_x + A_l δ,          A_l = ∫Φ_l dm = ρ ∫g dη,
         M_Ωl = ∫ ρ × (e_x + Φ_l δ) dm,
-        M_δl = ∫Φᵀ Φ_l dm δ,
-        M_ll = m + δᵀ ∫Φ_lᵀ Φ_l dm δ,
+        M_δl = ∫Φᵀ Φ_l dm δ = ρ ∫ψ gᵀ dη δ,
+        M_ll = m + δᵀ ∫Φ_lᵀ Φ_l dm δ = m + (ρ/l) δᵀ ∫g gᵀ dη δ,
 
-    and every integral is a power of l times an η-integral of the basis.
-    Lumped masses on a translating link are not modelled (they would slide
-    through the hub); the arm validation rejects them.
+    and every integral is a power of l times an η-integral of the basis (which
+    depends on l itself for length-following shapes). Lumped masses on a
+    translating link are not modelled (they would slide through the hub); the arm
+    validation rejects them.
+
+    Length-following shapes are evaluated at complex l too (the engine's complex
+    step): each η-integral I is taken from its Taylor series about the real part,
+    I(l₀ + Δ) = Σ_k Δᵏ/k! dᵏI/dlᵏ(l₀), k ≤ :data:`TAYLOR_ORDER` (``follow.taylor``),
+    exact for the imaginary steps the engine takes.
     """
 
     def __init__(self, link: Link, basis, planes: int) -> None:
@@ -199,39 +262,117 @@ class TranslatingBody:
         m = n * planes
         self.n_coordinates = m
         self.planes = planes
-        self.E = E_y, E_z = _plane_selectors(n, planes)
+        self.E = _plane_selectors(n, planes)
         self.basis = basis
+        self.following = getattr(basis, "follow", None)
         self.rho = link.mass_per_length
         self.L = link.length
         self.mass = self.rho * self.L
-        rho = self.rho
-        # Rows (axial, y, z) of the unit integrals; the axial row is zero.
-        rows = lambda v: np.vstack([np.zeros(m), v @ E_y, v @ E_z])  # noqa: E731
-        self.A0 = rho * rows(basis.first)  # A = l A0
-        self.B0 = rho * rows(basis.moment)  # ∫sΦ dm = l² B0
-        self.Al0 = -rho * rows(basis.slope_first)  # A_l (l-independent)
-        self.Bl0 = -rho * rows(basis.slope_second)  # ∫sΦ_l dm = l Bl0
-        self.N0 = [[rho * E_a.T @ basis.mass @ E_b for E_b in self.E] for E_a in self.E]  # × l
-        P = -rho * basis.cross  # ∫φ φ_lᵀ dm (l-independent)
-        self.P = [[E_a.T @ P @ E_b for E_b in self.E] for E_a in self.E]
+        frozen = _translating_arrays(basis.unit_integrals(), self.E, self.rho, planes)
+        # The frozen arrays (for length-following shapes: those of the reference length).
+        self.A0, self.B0, self.Al0, self.Bl0 = frozen["A0"], frozen["B0"], frozen["Al0"], frozen["Bl0"]
+        self.N0, self.P, self.R0, self.M_δδ0 = frozen["N0"], frozen["P"], frozen["R0"], frozen["M_δδ0"]
         self.P_δl = sum(self.P[a][a] for a in range(planes))
-        self.R0 = sum(rho * E_a.T @ basis.slope_mass @ E_a for E_a in self.E[:planes])  # × 1/l
-        self.M_δδ0 = sum(self.N0[a][a] for a in range(planes))  # × l
+        self._frozen = {k: v for k, v in frozen.items() if k not in ("N0", "P")}
+        self._frozen["N0"] = frozen["N0"]
+        self._frozen["P"] = frozen["P"]
+        self._taylor_cache: dict = {}
+
+    # -- arrays at the free length ------------------------------------------------------
+    def _taylor(self, l0: float) -> dict:
+        """Body arrays and their l-derivatives at real l₀, leading axis the order k (the last
+        few kept: one right-hand side asks for the same length many times)."""
+        state = self.following.beta_state
+        key = (float(l0), None if state is None else np.asarray(state).tobytes())
+        cached = self._taylor_cache.get(key)
+        if cached is None:
+            unit = self.following.taylor(float(l0), order=TAYLOR_ORDER)
+            cached = self._taylor_cache[key] = _translating_arrays(unit, self.E, self.rho, self.planes)
+            if len(self._taylor_cache) > 8:
+                self._taylor_cache.pop(next(iter(self._taylor_cache)))
+        return cached
+
+    def kernel_taylor(self, l: float) -> dict | None:
+        """Orders 0–2 of the body arrays (A0, B0, Al0, Bl0, N0, P, M_δδ0, R0) and of the tip
+        map rows (translation, rotation) at real free length l, for :mod:`core.compiled`;
+        None for frozen shapes."""
+        if self.following is None:
+            return None
+        taylor = self._taylor(l)
+        out = {}
+        for name, value in taylor.items():
+            if name in ("N0", "P"):
+                out[name] = [[block[:3] for block in row] for row in value]
+            else:
+                out[name] = value[:3]
+        return out
+
+    def arrays(self, l, derivative: int = 0) -> dict:
+        """Body arrays at free lengths l (shape (B,), real or complex), each with a leading
+        batch axis (length 1 for frozen shapes, which do not depend on l); ``derivative``
+        = 1 gives their first l-derivative."""
+        l = np.atleast_1d(np.asarray(l))
+        if self.following is None:
+            if derivative:
+                zero = {k: 0.0 * v[None] for k, v in self._frozen.items() if k not in ("N0", "P")}
+                zero["N0"] = [[0.0 * b[None] for b in row] for row in self._frozen["N0"]]
+                zero["P"] = [[0.0 * b[None] for b in row] for row in self._frozen["P"]]
+                return zero
+            out = {k: v[None] for k, v in self._frozen.items() if k not in ("N0", "P")}
+            out["N0"] = [[b[None] for b in row] for row in self._frozen["N0"]]
+            out["P"] = [[b[None] for b in row] for row in self._frozen["P"]]
+            return out
+        real = np.real(l)
+        steps = l - real  # zero for real l; the complex step otherwise
+        keys = np.unique(real)
+        series = {float(l0): self._taylor(l0) for l0 in keys}
+        index = np.searchsorted(keys, real)
+
+        def combine(pick) -> np.ndarray:
+            # Σ_k Δᵏ/k! T_{k + derivative}, row by row of the batch.
+            stacked = np.stack([pick(series[float(keys[j])]) for j in index])  # (B, orders, ...)
+            orders = stacked.shape[1]
+            shape = (-1,) + (1,) * (stacked.ndim - 2)
+            total = 0.0 * stacked[:, 0] * steps.reshape(shape)
+            factor = np.ones_like(steps)
+            for k in range(orders - derivative):
+                total = total + (factor / _factorial(k)).reshape(shape) * stacked[:, k + derivative]
+                factor = factor * steps
+            return total
+
+        names = ("A0", "B0", "Al0", "Bl0", "M_δδ0", "R0", "translation", "rotation")
+        out = {name: combine(lambda t, name=name: t[name]) for name in names}
+        for name in ("N0", "P"):
+            out[name] = [
+                [combine(lambda t, name=name, a=a, c=c: t[name][a][c]) for c in range(2)] for a in range(2)
+            ]
+        return out
 
     def M_δδ(self, l) -> np.ndarray:
         """∫ΦᵀΦ dm at free length l [m]."""
-        return l * self.M_δδ0
+        if self.following is None:
+            return l * self.M_δδ0
+        return l * self.arrays(np.array([l]))["M_δδ0"][0]
 
-    def first_moment(self, delta: np.ndarray, l) -> np.ndarray:
+    def first_moment(self, delta: np.ndarray, l, arrays: dict | None = None) -> np.ndarray:
         """S₁(δ, l) = ∫ρ dm over the whole beam (inside part included), shape (..., 3)."""
         l = np.asarray(l)
+        A0 = (arrays or self.arrays(l))["A0"]
         axial = self.mass * (l - self.L / 2)  # ρ(l² − (L − l)²)/2 without cancellation
-        lateral = l[..., None] * (delta @ self.A0.T)
+        shape = (*np.broadcast_shapes(np.shape(delta)[:-1], l.shape), 3)
+        lateral = (l[..., None] * np.einsum("...ai,...i->...a", A0, delta)).reshape(shape)
         return lateral + axial[..., None] * np.array([1.0, 0.0, 0.0])
 
-    def first_moment_rate(self, delta: np.ndarray) -> np.ndarray:
-        """∂S₁/∂l, shape (..., 3)."""
-        return delta @ self.A0.T + self.mass * np.array([1.0, 0.0, 0.0])
+    def first_moment_rate(self, delta: np.ndarray, l, arrays: dict | None = None) -> np.ndarray:
+        """∂S₁/∂l = (A₀ + l A₀')δ + m e_x, shape (..., 3)."""
+        l = np.asarray(l)
+        A0 = (arrays or self.arrays(l))["A0"]
+        rate = np.einsum("...ai,...i->...a", A0, delta)
+        if self.following is not None:
+            dA0 = self.arrays(l, derivative=1)["A0"]
+            rate = rate + l[..., None] * np.einsum("...ai,...i->...a", dA0, delta)
+        shape = (*np.broadcast_shapes(np.shape(delta)[:-1], l.shape), 3)
+        return rate.reshape(shape) + self.mass * np.array([1.0, 0.0, 0.0])
 
     def mass_matrix(self, delta: np.ndarray, l: np.ndarray) -> np.ndarray:
         """M_b(δ, l) in beam-frame axes, shape (B, 7 + m, 7 + m) for δ (B, m) and l (B,)."""
@@ -239,32 +380,40 @@ class TranslatingBody:
         batch, m = delta.shape[0], self.n_coordinates
         l = np.asarray(l)
         lc = l[:, None, None]
-        S1 = self.first_moment(delta, l)
-        b = l[:, None] ** 2 * (delta @ self.B0.T)  # ∫ s Φδ dm
+        X = self.arrays(l)
+        A0, B0, N0, P = X["A0"], X["B0"], X["N0"], X["P"]
+        S1 = self.first_moment(delta, l, X)
+        contract = lambda T: np.einsum("...ai,...i->...a", T, delta)  # noqa: E731
+        quadratic = lambda T: np.einsum("...i,...ij,...j->...", delta, T, delta)  # noqa: E731
+        b = l[:, None] ** 2 * contract(B0)  # ∫ s Φδ dm
         Q = np.zeros((batch, 3, 3), dtype=dtype)
         Q[:, 0, 0] = self.rho * (l**3 + (self.L - l) ** 3) / 3
         Q[:, 0, 1:] = b[:, 1:]
         Q[:, 1:, 0] = b[:, 1:]
         for a in range(2):
             for c in range(2):
-                Q[:, 1 + a, 1 + c] = l * np.einsum("bi,ij,bj->b", delta, self.N0[a][c], delta)
+                Q[:, 1 + a, 1 + c] = l * quadratic(N0[a][c])
         trace = Q[:, 0, 0] + Q[:, 1, 1] + Q[:, 2, 2]
         inertia = trace[:, None, None] * np.eye(3) - Q
-        A = lc * self.A0
-        coupling = (lc**2 * (skew(np.array([1.0, 0.0, 0.0])) @ self.B0)).astype(dtype)
-        coupling[:, 0, :] += l[:, None] * (delta @ self.N0[0][1] - delta @ self.N0[1][0])
+        A = np.broadcast_to(lc * A0, (batch, 3, m))
+        coupling = np.broadcast_to(lc**2 * (skew(np.array([1.0, 0.0, 0.0])) @ B0), (batch, 3, m)).astype(
+            dtype
+        )
+        coupling[:, 0, :] += l[:, None] * (
+            np.einsum("...i,...ij->...j", delta, N0[0][1]) - np.einsum("...i,...ij->...j", delta, N0[1][0])
+        )
         # The l̇ column.
-        Al_delta = delta @ self.Al0.T  # (B, 3)
-        Bl_delta = l[:, None] * (delta @ self.Bl0.T)
-        A_delta = l[:, None] * (delta @ self.A0.T)
-        v_l = Al_delta.astype(dtype)
+        Al_delta = contract(X["Al0"])  # (B, 3)
+        Bl_delta = l[:, None] * contract(X["Bl0"])
+        A_delta = l[:, None] * contract(A0)
+        v_l = np.broadcast_to(Al_delta, (batch, 3)).astype(dtype)
         v_l[:, 0] += self.mass
         w_l = np.zeros((batch, 3), dtype=dtype)
-        w_l[:, 0] = np.einsum("bi,ij,bj->b", delta, self.P[0][1] - self.P[1][0], delta)
+        w_l[:, 0] = quadratic(P[0][1] - P[1][0])
         w_l[:, 1] = -Bl_delta[:, 2] + A_delta[:, 2]
         w_l[:, 2] = Bl_delta[:, 1] - A_delta[:, 1]
-        d_l = delta @ self.P_δl.T
-        l_l = self.mass + np.einsum("bi,ij,bj->b", delta, self.R0, delta) / l
+        d_l = np.einsum("...ij,...j->...i", sum(P[a][a] for a in range(self.planes)), delta)
+        l_l = self.mass + quadratic(X["R0"]) / l
         size = 7 + m
         M = np.zeros((batch, size, size), dtype=dtype)
         M[:, :3, :3] = self.mass * np.eye(3)
@@ -275,7 +424,7 @@ class TranslatingBody:
         M[:, 3:6, 3:6] = inertia
         M[:, 3:6, 6:-1] = coupling
         M[:, 6:-1, 3:6] = np.swapaxes(coupling, 1, 2)
-        M[:, 6:-1, 6:-1] = lc * self.M_δδ0
+        M[:, 6:-1, 6:-1] = lc * X["M_δδ0"]
         for rows, column in ((slice(0, 3), v_l), (slice(3, 6), w_l), (slice(6, size - 1), d_l)):
             M[:, rows, -1] = column
             M[:, -1, rows] = column
@@ -287,7 +436,13 @@ class TranslatingBody:
 
         V = −(m g·p + g_b·S₁(δ, l)): (m g_b, S₁ × g_b, Aᵀ g_b, g_b·∂S₁/∂l).
         """
-        S1 = self.first_moment(delta, l)
-        A_T_g = np.asarray(l)[:, None] * (g_body @ self.A0)
-        rate = np.einsum("bi,bi->b", g_body, self.first_moment_rate(delta))
+        l = np.asarray(l)
+        X = self.arrays(l)
+        S1 = self.first_moment(delta, l, X)
+        A_T_g = l[:, None] * np.einsum("...a,...ai->...i", g_body, X["A0"])
+        rate = np.einsum("bi,bi->b", g_body, self.first_moment_rate(delta, l, X))
         return np.concatenate([self.mass * g_body, np.cross(S1, g_body), A_T_g, rate[:, None]], axis=1)
+
+
+def _factorial(k: int) -> float:
+    return float(np.prod(np.arange(1, k + 1))) if k else 1.0

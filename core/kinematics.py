@@ -26,6 +26,7 @@ a leading axis of configurations, and complex-analytic (see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -49,12 +50,27 @@ class TipMap:
         (the slopes are dw/dη, η = s/l).
     translating : bool
         The link slides through the hub of its prismatic joint.
+    follow : callable or None
+        A translating link with length-following shapes: ``follow(l, derivative)`` for
+        free lengths l (B,) gives the body arrays (``translation``, ``rotation``, each
+        (B, 3, m)) at l (``derivative`` = 0) or their l-derivative (1); the constant
+        ``translation`` and ``rotation`` are then those of the reference length.
     """
 
     columns: slice
     translation: np.ndarray
     rotation: np.ndarray
     translating: bool = False
+    follow: Callable | None = None
+
+    def rows(self, length: np.ndarray) -> tuple:
+        """(U, Θ, U', Θ') at free lengths ``length`` (B,): batch axis first, U' = dU/dl
+        (zero for shapes that do not follow the length)."""
+        if self.follow is None:
+            zero = np.zeros_like(self.translation)[None]
+            return self.translation[None], self.rotation[None], zero, zero
+        value, rate = self.follow(length, 0), self.follow(length, 1)
+        return value["translation"], value["rotation"], rate["translation"], rate["rotation"]
 
 
 #: A free length may exceed the beam length by this fraction (round-off of
@@ -177,26 +193,30 @@ class ChainKinematics:
                         Jv_tip[:, :, i] += R_body[:, :, 0]
             else:
                 delta = q[:, tip.columns]
-                theta_tip = delta @ tip.rotation.T
+                U, Theta, dU, dTheta = tip.rows(length)
+                theta_tip = np.einsum("...ai,...i->...a", Theta, delta)
                 if translating:
                     theta_tip = theta_tip / length[:, None]
-                u_local = delta @ tip.translation.T
+                u_local = np.einsum("...ai,...i->...a", U, delta).astype(dtype)
                 u_local[:, 0] += length
                 offset = (R_body @ u_local[:, :, None])[:, :, 0]
                 R_end = R_body @ exp_so3(theta_tip) @ beam.T
                 if jacobians:
                     Jw_tip = Jw_link.copy()
                     turn = left_jacobian(theta_tip)
-                    rotation = tip.rotation / length[:, None, None] if translating else tip.rotation
+                    rotation = Theta / length[:, None, None] if translating else Theta
                     Jw_tip[:, :, tip.columns] += R_body @ (turn @ rotation)
                     Jv_tip = Jv_link - skew(offset) @ Jw_link
-                    Jv_tip[:, :, tip.columns] += R_body @ tip.translation
+                    Jv_tip[:, :, tip.columns] += R_body @ U
                     if translating:
-                        # ∂θ/∂l = −θ/l; the tip slides out along the beam axis.
-                        Jw_tip[:, :, i] -= (R_body @ (turn @ (theta_tip / length[:, None])[:, :, None]))[
-                            :, :, 0
+                        # ∂θ/∂l = (Θ'δ − θ)/l (Θ' = 0 for frozen shapes); the tip slides out
+                        # along the beam axis and, with following shapes, moves by U'δ.
+                        turn_rate = (np.einsum("...ai,...i->...a", dTheta, delta) - theta_tip) / length[
+                            :, None
                         ]
-                        Jv_tip[:, :, i] += R_body[:, :, 0]
+                        Jw_tip[:, :, i] += (R_body @ (turn @ turn_rate[:, :, None]))[:, :, 0]
+                        slide = np.einsum("...ai,...i->...a", dU, delta)
+                        Jv_tip[:, :, i] += R_body[:, :, 0] + (R_body @ slide[:, :, None])[:, :, 0]
             R_tip = R_end @ rot_x(joint.alpha + 0 * q[:, i])
             p_tip = p_link + offset
             frames = LinkFrames(R_link, p_link, R_body, R_end, R_tip, p_tip, z)

@@ -35,6 +35,7 @@ from typing import Literal
 
 import numpy as np
 
+from core import validation as check
 from core.arm import Arm
 from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
 from core.recursive import recursive_solver
@@ -221,6 +222,36 @@ class Model(ABC):
         (``tip_w<i>`` in-plane, ``tip_v<i>`` out-of-plane); none by default."""
         return {}
 
+    # -- auxiliary states ---------------------------------------------------
+    @property
+    def auxiliary_names(self) -> tuple[str, ...]:
+        """Names of the auxiliary states a integrated with the motion; none by default.
+
+        Auxiliary states are not generalized coordinates: they obey their own
+        ODE ȧ = :meth:`auxiliary_rates` (q, q̇, a), and the primitives (M, h, G,
+        K …) depend on their current values, set by :meth:`auxiliary`. Example:
+        the roots β_k(l) of a translating link's assumed modes integrated as
+        dβ/dt = (dβ/dl)(β, l) l̇ (seed 002, eqs. (11)–(13)) instead of solved at
+        every evaluation. :func:`core.simulation.simulate` integrates them with
+        the motion and reports one column per name.
+        """
+        return ()
+
+    def auxiliary_initial(self, q) -> np.ndarray:
+        """The auxiliary values belonging to configuration q, shape (len(auxiliary_names),)."""
+        return np.zeros(0)
+
+    def auxiliary_rates(self, q, qd, a) -> np.ndarray:
+        """da/dt at (q, q̇, a), shape (len(auxiliary_names),)."""
+        return np.zeros(0)
+
+    def auxiliary(self, a):
+        """Context manager: every evaluation of the model inside ``with model.auxiliary(a):``
+        uses the auxiliary values a (the previous ones are back on exit); a no-op by default."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
     # -- shared dynamics ----------------------------------------------------
     def _state(self, q, qd=None) -> tuple[np.ndarray, np.ndarray]:
         q = np.asarray(q, dtype=float)
@@ -378,7 +409,11 @@ class Model(ABC):
         return A, B_ss
 
     def natural_frequencies(
-        self, q=None, joints: Literal["locked", "free"] = "locked", vectors: bool = False
+        self,
+        q=None,
+        joints: Literal["locked", "free"] = "locked",
+        vectors: bool = False,
+        count: int | None = None,
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Undamped natural frequencies [rad/s] about configuration q, ascending.
 
@@ -392,9 +427,17 @@ class Model(ABC):
         ``vectors=True`` returns ``(omega, modes)``: the mode shapes as columns of
         generalized coordinates, shape (n_dof, len(omega)), normalized to unit
         modal mass (modesᵀ M modes = 1) with the largest-magnitude entry positive.
+
+        ``count``: only the lowest ``count`` (default: all); models with many
+        coordinates may then take a cheaper path (the shared engine:
+        :mod:`core.structured`).
         """
         if joints not in ("locked", "free"):
             raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
+        if count is not None:
+            count = check.integer(count, "", "count", minimum=1)
+            found = self.natural_frequencies(q, joints, vectors)
+            return (found[0][:count], found[1][:, :count]) if vectors else found[:count]
         q = self.home() if q is None else np.asarray(q, dtype=float)
         q, _ = self._state(q)
         M = self.mass_matrix(q)

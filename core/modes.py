@@ -123,7 +123,7 @@ def mode_fields(
     if axes not in ("base", "link"):
         raise ValueError(f"axes must be 'base' or 'link', got {axes!r}")
     q = model.home() if q is None else np.asarray(q, dtype=float)
-    omega, vectors = model.natural_frequencies(q, joints, vectors=True)
+    omega, vectors = model.natural_frequencies(q, joints, vectors=True, count=count)
     count = omega.size if count is None else min(count, omega.size)
     omega, vectors = omega[:count], vectors[:, :count]
     links, s, weights = grid(model, q, points)

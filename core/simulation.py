@@ -11,10 +11,24 @@ work ∫ (q̇ᵀDq̇ − q̇ᵀBτ_c) dt, integrated with the same accuracy as t
 so every simulation reports its own energy balance:
 
     E(t) − E(0) − W_input(t) + W_dissipated(t)   (column ``energy_balance_error``).
+
+Auxiliary states. A model whose :attr:`~core.model.Model.auxiliary_names` is not
+empty carries states a integrated with the motion, ȧ =
+:meth:`~core.model.Model.auxiliary_rates` (q, q̇, a) — e.g. the assumed-mode roots
+β_k(l) of a translating link, dβ/dt = (dβ/dl)(β, l) l̇ (seed 002) — and its
+primitives depend on the current a. The state is then x = (q, q̇, a, W_in, W_diss)
+(without auxiliary states it stays x = (q, q̇, W_in, W_diss)); every right-hand
+side (controller included) is evaluated inside ``with model.auxiliary(a):``, with
+the generic :meth:`Model.rates_function <core.model.Model.rates_function>` (a
+backend's fused or compiled one may have matrices of other auxiliary values built
+in) and SciPy's own Jacobian for the implicit methods; every output row is
+evaluated inside ``with model.auxiliary(a_row):``, so the energies are those of the
+integrated a, and the frame has one column per auxiliary name.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -62,6 +76,7 @@ def simulate(
     solver: str = "composite",
     jacobian: bool | None = None,
     progress=None,
+    auxiliary0=None,
 ) -> pd.DataFrame:
     """Simulate ``model`` from (q0, q̇0) over ``t_span`` [s].
 
@@ -100,7 +115,17 @@ def simulate(
         sides (space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557 per
         simulated second) — while Radau and BDF form one every few hundred steps
         (≤ 3 % of their calls on the shipped arms, no measurable gain;
-        ``benchmarks/simulation_report.py``).
+        ``benchmarks/simulation_report.py``). A model with auxiliary states
+        always gets SciPy's differences (the compiled Jacobian knows no
+        auxiliary block).
+    auxiliary0 : array_like, optional
+        Initial values of the model's auxiliary states, shape
+        (len(model.auxiliary_names),); default ``model.auxiliary_initial(q0)``.
+        With auxiliary states (see the module docstring) the integrated state is
+        x = (q, q̇, a, W_in, W_diss), every right-hand side evaluates the model
+        inside ``with model.auxiliary(a):`` and appends ȧ =
+        ``model.auxiliary_rates(q, q̇, a)``, and every output row is computed
+        inside ``with model.auxiliary(a_row):``.
 
     Returns
     -------
@@ -110,7 +135,9 @@ def simulate(
         trajectory the reference joint values and rates (``<joint>_ref``,
         ``<joint>_ref_dot``); torques ``tau1…``; tip position ``tip_x, tip_y,
         tip_z``; tip deflection per flexible link (``tip_w<i>`` in-plane,
-        ``tip_v<i>`` out-of-plane) [m]; ``kinetic``, ``potential``,
+        ``tip_v<i>`` out-of-plane) [m]; one column per auxiliary state
+        (``model.auxiliary_names``: its values, none for most models);
+        ``kinetic``, ``potential``,
         ``energy`` [J]; ``input_power`` [W]; ``work_input``,
         ``work_dissipated``, ``energy_balance_error`` [J]. ``frame.attrs``
         holds the cost: ``nfev``, ``njev``, ``nlu``, ``wall_time``, and
@@ -134,6 +161,8 @@ def simulate(
     t0, t1 = (float(x) for x in t_span)
     if not t1 > t0:
         raise ValueError(f"t_span must be increasing, got {t_span!r}")
+    a0 = _auxiliary_start(model, q0, qd0, auxiliary0)
+    m = a0.size
 
     def inputs(t: float, q: np.ndarray, qd: np.ndarray, reference=None) -> np.ndarray:
         if controller is None:
@@ -145,22 +174,43 @@ def simulate(
             raise ValueError(f"controller returned shape {tau.shape}, expected ({n_joints},)")
         return tau
 
-    rates = model.rates_function(solver)
+    if m:
+        # The generic right-hand side: it evaluates the primitives, which see the auxiliary
+        # values (a backend's fused one may have built in matrices of other values). It
+        # reads q, q̇ from x[:2n] and returns (q̇, q̈, input power, dissipated power).
+        rates = Model.rates_function(model, solver)
 
-    def rhs(t: float, x: np.ndarray) -> np.ndarray:
-        q, qd = x[:n], x[n : 2 * n]
-        if progress is not None:
-            progress(t)
-        for k, (index, wave_speed) in enumerate(speeds):
-            ratio = abs(qd[index]) * q[index] / wave_speed
-            if ratio > worst[k][0]:
-                worst[k] = (ratio, t)
-        return rates(x, inputs(t, q, qd))
+        def rhs(t: float, x: np.ndarray) -> np.ndarray:
+            q, qd, a = x[:n], x[n : 2 * n], x[2 * n : 2 * n + m]
+            if progress is not None:
+                progress(t)
+            for k, (index, wave_speed) in enumerate(speeds):
+                ratio = abs(qd[index]) * q[index] / wave_speed
+                if ratio > worst[k][0]:
+                    worst[k] = (ratio, t)
+            with model.auxiliary(a):
+                motion = rates(x, inputs(t, q, qd))
+                a_dot = model.auxiliary_rates(q, qd, a)
+            return np.concatenate([motion[: 2 * n], a_dot, motion[2 * n :]])
+
+    else:
+        rates = model.rates_function(solver)
+
+        def rhs(t: float, x: np.ndarray) -> np.ndarray:
+            q, qd = x[:n], x[n : 2 * n]
+            if progress is not None:
+                progress(t)
+            for k, (index, wave_speed) in enumerate(speeds):
+                ratio = abs(qd[index]) * q[index] / wave_speed
+                if ratio > worst[k][0]:
+                    worst[k] = (ratio, t)
+            return rates(x, inputs(t, q, qd))
 
     jac = None
     if jacobian is None:
         jacobian = method == "LSODA"
-    if jacobian and method in IMPLICIT and hasattr(rates, "jacobian"):
+    # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states get SciPy's.
+    if jacobian and method in IMPLICIT and hasattr(rates, "jacobian") and not m:
 
         def jac(t: float, x: np.ndarray) -> np.ndarray:
             q, qd = x[:n], x[n : 2 * n]
@@ -175,14 +225,14 @@ def simulate(
     speeds = _wave_speeds(model)
     worst = [(0.0, t0)] * len(speeds)
 
-    x0 = np.concatenate([q0, qd0, [0.0, 0.0]])
+    x0 = np.concatenate([q0, qd0, a0, [0.0, 0.0]])
     start = time.perf_counter()
     options = {} if jac is None else {"jac": jac}
     from scipy.integrate import solve_ivp  # on use: study configs import this module to validate
 
     solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval, **options)
     wall = time.perf_counter() - start
-    frame = _frame(model, solution.t, solution.y, inputs, trajectory, solver)
+    frame = _frame(model, solution.t, solution.y, inputs, trajectory, solver, m)
     frame.attrs.update(
         nfev=int(solution.nfev),
         njev=int(solution.njev),
@@ -228,6 +278,61 @@ def _controller_jacobian(
     return np.column_stack(columns)
 
 
+#: Frame columns of every simulation (an auxiliary state may not take one of these names).
+_FIXED_COLUMNS = frozenset(
+    {
+        "time",
+        "tip_x",
+        "tip_y",
+        "tip_z",
+        "kinetic",
+        "potential",
+        "energy",
+        "input_power",
+        "work_input",
+        "work_dissipated",
+        "energy_balance_error",
+    }
+)
+
+
+def _auxiliary_start(model: Model, q0: np.ndarray, qd0: np.ndarray, auxiliary0) -> np.ndarray:
+    """The initial auxiliary values a0 (``auxiliary0``, else ``model.auxiliary_initial(q0)``),
+    checked: shape (len(model.auxiliary_names),), finite, and rates of that shape; the
+    names distinct and not those of other frame columns. np.zeros(0) without auxiliary states."""
+    names = tuple(model.auxiliary_names)
+    m = len(names)
+    if auxiliary0 is None:
+        if not m:
+            return np.zeros(0)
+        a0 = np.asarray(model.auxiliary_initial(q0), dtype=float)
+        source = f"{type(model).__name__}.auxiliary_initial(q0)"
+    else:
+        a0 = np.asarray(auxiliary0, dtype=float)
+        source = "auxiliary0"
+    if a0.shape != (m,):
+        states = f"auxiliary states {names}" if m else "no auxiliary states"
+        raise ValueError(f"{source} must have shape ({m},) (the model has {states}), got {a0.shape}")
+    if not m:
+        return a0
+    if not np.all(np.isfinite(a0)):
+        raise ValueError(f"{source} must be finite, got {a0.tolist()}")
+    coordinates = tuple(model.coordinates)
+    taken = _FIXED_COLUMNS.union(coordinates, (f"{c}_{end}" for c in coordinates for end in ("dot", "ddot")))
+    clashes = sorted({name for name in names if names.count(name) > 1 or name in taken})
+    if clashes:
+        raise ValueError(
+            f"auxiliary_names must be distinct and differ from the other frame columns, got {clashes}"
+        )
+    with model.auxiliary(a0):
+        a_dot = np.asarray(model.auxiliary_rates(q0, qd0, a0))
+    if a_dot.shape != (m,):
+        raise ValueError(
+            f"{type(model).__name__}.auxiliary_rates must return shape ({m},), got {a_dot.shape}"
+        )
+    return a0
+
+
 def _wave_speeds(model: Model) -> list[tuple[int, float]]:
     """(joint index, √(EI/ρA)) of every translating link (link i sits on joint i);
     the smaller bending stiffness when it bends in two planes."""
@@ -240,39 +345,48 @@ def _wave_speeds(model: Model) -> list[tuple[int, float]]:
 
 
 def _frame(
-    model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory, solver: str
+    model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory, solver: str, m: int = 0
 ) -> pd.DataFrame:
+    """One row per state column x = (q, q̇, a, W_in, W_diss) of ``states`` (a: the m
+    auxiliary states), every quantity of a row evaluated inside ``with model.auxiliary(a):``."""
     import pandas as pd
 
     n = model.n_dof
     speeds = _wave_speeds(model)
     names = list(model.coordinates)
+    auxiliary_names = list(model.auxiliary_names) if m else []
+    no_context = contextlib.nullcontext()
     rows: list[dict[str, Any]] = []
     for t, x in zip(times, states.T, strict=True):
         q, qd = x[:n], x[n : 2 * n]
-        tau = inputs(t, q, qd)
-        row: dict[str, Any] = {"time": t}
-        row.update(zip(names, q, strict=True))
-        row.update({f"{name}_dot": v for name, v in zip(names, qd, strict=True)})
-        row.update({f"tau{i}": v for i, v in enumerate(tau, start=1)})
-        tip = model.tip_position(q)
-        row.update(tip_x=tip[0], tip_y=tip[1], tip_z=tip[2])
-        row.update(model.tip_deflections(q))
-        if trajectory is not None:
-            q_d, qd_d, _ = trajectory.evaluate(t)
-            row.update({f"{name}_ref": v for name, v in zip(names[: model.n_joints], q_d, strict=True)})
-            row.update({f"{name}_ref_dot": v for name, v in zip(names[: model.n_joints], qd_d, strict=True)})
-        qdd = model.forward_dynamics(q, qd, tau, solver=solver)
-        row.update(
-            {
-                f"{name}_ddot": v
-                for name, v in zip(names[: model.n_joints], qdd[: model.n_joints], strict=True)
-            }
-        )
-        kinetic, potential = model.kinetic_energy(q, qd), model.potential_energy(q)
-        row.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
-        row["input_power"] = qd @ model.input_matrix(q) @ tau
-        row["work_input"], row["work_dissipated"] = x[2 * n], x[2 * n + 1]
+        with model.auxiliary(x[2 * n : 2 * n + m]) if m else no_context:
+            tau = inputs(t, q, qd)
+            row: dict[str, Any] = {"time": t}
+            row.update(zip(names, q, strict=True))
+            row.update({f"{name}_dot": v for name, v in zip(names, qd, strict=True)})
+            if m:
+                row.update(zip(auxiliary_names, x[2 * n : 2 * n + m], strict=True))
+            row.update({f"tau{i}": v for i, v in enumerate(tau, start=1)})
+            tip = model.tip_position(q)
+            row.update(tip_x=tip[0], tip_y=tip[1], tip_z=tip[2])
+            row.update(model.tip_deflections(q))
+            if trajectory is not None:
+                q_d, qd_d, _ = trajectory.evaluate(t)
+                row.update({f"{name}_ref": v for name, v in zip(names[: model.n_joints], q_d, strict=True)})
+                row.update(
+                    {f"{name}_ref_dot": v for name, v in zip(names[: model.n_joints], qd_d, strict=True)}
+                )
+            qdd = model.forward_dynamics(q, qd, tau, solver=solver)
+            row.update(
+                {
+                    f"{name}_ddot": v
+                    for name, v in zip(names[: model.n_joints], qdd[: model.n_joints], strict=True)
+                }
+            )
+            kinetic, potential = model.kinetic_energy(q, qd), model.potential_energy(q)
+            row.update(kinetic=kinetic, potential=potential, energy=kinetic + potential)
+            row["input_power"] = qd @ model.input_matrix(q) @ tau
+        row["work_input"], row["work_dissipated"] = x[2 * n + m], x[2 * n + m + 1]
         for index, wave_speed in speeds:
             row[f"extension_speed_ratio{index + 1}"] = abs(qd[index]) * q[index] / wave_speed
         rows.append(row)

@@ -92,14 +92,28 @@ def clamped_mass_partials(
     At a root, dβ/dp = −f̃_p / f̃_β equals that of the unscaled f, because
     the scale factor cosh β does not depend on μ or j and f = 0 there.
 
+    Complex arguments (β, μ and j may all be complex arrays, broadcast
+    together) give the analytic continuation: f̃ is analytic wherever
+    cosh β ≠ 0, and there sech β = 2e^{−β}/(1 + e^{−2β}) and
+    tanh β = (1 − e^{−2β})/(1 + e^{−2β}) are evaluated without overflow for
+    Re β ≥ 0. Real arguments take the real path unchanged.
+
     Returns
     -------
-    f, f_beta, f_mu, f_j : ndarray, shape of ``beta``
+    f, f_beta, f_mu, f_j : ndarray, shape of ``beta`` (broadcast with μ, j)
     """
-    b = np.asarray(beta, dtype=float)
-    mu, jr = float(mass_ratio), float(inertia_ratio)
-    S = 1.0 / np.cosh(b)
-    T = np.tanh(b)
+    if any(np.iscomplexobj(x) for x in (beta, mass_ratio, inertia_ratio)):
+        b = np.asarray(beta, dtype=complex)
+        mu, jr = np.asarray(mass_ratio), np.asarray(inertia_ratio)
+        decay = np.exp(-b)
+        decay2 = decay * decay
+        S = 2.0 * decay / (1.0 + decay2)
+        T = (1.0 - decay2) / (1.0 + decay2)
+    else:
+        b = np.asarray(beta, dtype=float)
+        mu, jr = _real_ratio(mass_ratio), _real_ratio(inertia_ratio)
+        S = 1.0 / np.cosh(b)
+        T = np.tanh(b)
     c, s = np.cos(b), np.sin(b)
     f = (S + c) - mu * b * (s - T * c) - jr * b**3 * (s + T * c) + mu * jr * b**4 * (S - c)
     f_beta = (
@@ -111,6 +125,11 @@ def clamped_mass_partials(
     f_mu = -b * (s - T * c) + jr * b**4 * (S - c)
     f_j = -(b**3) * (s + T * c) + mu * b**4 * (S - c)
     return f, f_beta, f_mu, f_j
+
+
+def _real_ratio(value: float | np.ndarray) -> float | np.ndarray:
+    """A real ratio as a Python float (scalars, as before) or a float array (broadcasting)."""
+    return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=float)
 
 
 def _clamped_clamped_count(beta: float) -> int:

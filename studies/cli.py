@@ -30,8 +30,6 @@ from studies.errors import ConfigError
 # command line answer at once.
 
 EXAMPLES_PACKAGE = "studies.configs"
-#: Cases with more generalized coordinates than this are refused unless ``--force``.
-MAX_COORDINATES = 4000
 
 
 def examples() -> dict[str, Path]:
@@ -53,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workers", type=int, help="worker processes (overrides [execution] workers)")
     run.add_argument(
-        "--force", action="store_true", help=f"run cases larger than {MAX_COORDINATES} coordinates anyway"
+        "--force", action="store_true", help="run cases above the study kind's coordinate limit anyway"
     )
     verify = commands.add_parser("verify", help="randomized property checks of the config's models")
     verify.add_argument("config")
@@ -260,15 +258,17 @@ def _check_output(folder: Path) -> None:
 def _check_sizes(config, force: bool) -> None:
     """Refuse cases whose dense matrices and O(n³) work this tool is not meant for, unless forced."""
     from studies.config import build_arm, expand_cases
+    from studies.kinds import KINDS
 
     arm = build_arm(config.arm)
+    limit = KINDS[config.study.kind].coordinate_limit
     for case in expand_cases(config):
         n = case.discretization.coordinates(arm)
-        if n > MAX_COORDINATES and not force:
+        if n > limit and not force:
             raise ConfigError(
                 f"sweep: case {case.number} ({case.discretization.label}) has {n} coordinates, above the "
-                f"limit of {MAX_COORDINATES} (dense n × n matrices of {8 * n * n / 2**30:.2g} GiB and O(n³) "
-                "work per evaluation); use --force to run it anyway"
+                f"limit of {limit} of a {config.study.kind} study (dense n × n matrices of "
+                f"{8 * n * n / 2**30:.2g} GiB and O(n³) work per evaluation); use --force to run it anyway"
             )
 
 

@@ -9,6 +9,7 @@ everywhere a user sees numbers: ``sweep.modes[3]: must be > 0, got 0``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from pydantic import (
 
 from core.arm import Arm, Joint, Link, Payload
 from core.presets import PRESETS
-from shapes import fixed_length_families
+from shapes import FAMILIES
 from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
 
@@ -89,12 +90,13 @@ class ArmSection(_Section):
     )
     gravity: Annotated[list[float], AfterValidator(_vector3)] = Field(
         [0.0, 0.0, 0.0],
-        description="Gravitational acceleration (x, y, z) in the base frame; z = 0 for a planar arm [m/s^2].",
+        description="Gravitational acceleration (x, y, z) in the base frame; z = 0 for a planar arm; "
+        "given with a preset, it replaces the preset's [m/s^2].",
     )
     tip_rotation: Literal["slope", "chord"] = Field(
         "slope",
         description="How a flexible link's tip rotates the next joint frame: by the tip slope w'(L) "
-        "(slope) or by the chord angle w(L)/L (chord).",
+        "(slope) or by the chord angle w(L)/L (chord); given with a preset, it replaces the preset's.",
     )
 
     @field_validator("preset")
@@ -124,7 +126,7 @@ def _registered(registry: Callable[[], Any], what: str) -> Callable[[str], str]:
 
 
 BackendName = Annotated[str, AfterValidator(_registered(lambda: BACKENDS, "backend"))]
-FamilyName = Annotated[str, AfterValidator(_registered(fixed_length_families, "family"))]
+FamilyName = Annotated[str, AfterValidator(_registered(lambda: FAMILIES, "family"))]
 
 
 class SweepSection(_Section):
@@ -139,9 +141,11 @@ class SweepSection(_Section):
     shapes: list[FamilyName] = Field(
         default=["clamped-free"],
         min_length=1,
-        description="Shape families of shapes.FAMILIES (those of fixed length): the AMM basis of every "
-        "flexible link (clamped-mass takes all that is beyond the link's tip as its tip load); FEM takes "
-        "the frame each family implies.",
+        description="Shape families of shapes.FAMILIES: the AMM basis of every flexible link "
+        "(clamped-mass takes all that is beyond the link's tip as its tip load); FEM takes the frame each "
+        "family implies. A family that follows the free length of a translating link (beta-ode: "
+        "clamped-mass shapes whose roots are integrated with the motion) needs every flexible link of "
+        "the arm to translate when AMM runs.",
     )
     modes: list[Size] = Field(
         default=[2], min_length=1, description="AMM: modes per bending plane of every flexible link."
@@ -290,11 +294,32 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
     except ValidationError as error:
         raise _validation_error(error, "analysis") from None
     arm = build_arm(config.arm)  # arm errors surface at load time
+    _check_following_families(config.sweep, arm)
     try:
         kind.validate(arm, analysis)
     except ValueError as error:
         raise ConfigError(str(error)) from None
     return config
+
+
+def _check_following_families(sweep: SweepSection, arm: Arm) -> None:
+    """A family whose shapes follow a translating link's free length (``tracks_length``) is
+    refused where a backend would give it to a flexible link of fixed length (the backends that
+    take the family itself, AMM, give it to every flexible link; FEM takes its frame only)."""
+    fixed = [k for k in arm.flexible_links if k not in arm.translating_links]
+    if not fixed:
+        return
+    for position, name in enumerate(sweep.shapes, start=1):
+        if not FAMILIES[name].tracks_length:
+            continue
+        takers = [b for b in sweep.backends if name in BACKENDS[b].shapes([name])]
+        if takers:
+            backends = " and ".join(BACKENDS[b].label for b in takers)
+            raise ConfigError(
+                f"sweep.shapes[{position}]: family {name!r} follows the free length of a translating link, "
+                f"but link {fixed[0]} is a flexible link of fixed length (the {backends} cases give every "
+                f"flexible link this family; translating links: {list(arm.translating_links) or 'none'})"
+            )
 
 
 def apply_override(data: dict[str, Any], assignment: str) -> None:
@@ -346,7 +371,19 @@ def build_arm(section: ArmSection) -> Arm:
         extras = [k for k in ("joints", "payload") if getattr(section, k) is not None]
         if extras:
             raise ConfigError(f"arm.{extras[0]}: not allowed with a preset (the preset defines the arm)")
-        return PRESETS[section.preset]()
+        arm = PRESETS[section.preset]()
+        # gravity and tip_rotation given beside a preset replace the preset's
+        changes = {
+            k: getattr(section, k) for k in ("gravity", "tip_rotation") if k in section.model_fields_set
+        }
+        if not changes:
+            return arm
+        try:
+            return dataclasses.replace(
+                arm, **{k: tuple(v) if k == "gravity" else v for k, v in changes.items()}
+            )
+        except ValueError as error:
+            raise ConfigError(f"arm: {error}") from None
     try:
         links = [_link(i, data) for i, data in enumerate(section.links, start=1)]
         payload = None if section.payload is None else _table(Payload, section.payload, "arm.payload")

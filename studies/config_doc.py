@@ -38,7 +38,7 @@ from core.arm import Arm, Joint, Link, Payload
 from core.controllers import CONTROLLERS
 from core.presets import PRESETS
 from core.trajectories import TRAJECTORIES
-from shapes import fixed_length_families, translating_families
+from shapes import translating_families
 from studies.cli import EXAMPLES_PACKAGE, examples
 from studies.config import StudyConfig, expand_cases
 from studies.discretizations import BACKENDS, SWEEP_COLUMNS
@@ -497,10 +497,14 @@ def sweep_section(found: list[Example]) -> list[str]:
         "|" + "---|" * len(columns),
     ]
     translating = translating_families()
-    for family in sorted(fixed_length_families()):
+    for family in sorted(shapes.FAMILIES):
         cls = shapes.FAMILIES[family]
         cases = [f"`{backend.shapes([family])[0]}`" for backend in BACKENDS.values()]
-        usable = "yes" if family in translating else "no"
+        usable = (
+            "only (its shapes follow the free length)"
+            if cls.tracks_length
+            else ("yes" if family in translating else "no")
+        )
         lines.append(f"| `{family}` | `{cls.frame}` | {' | '.join(cases)} | {usable} | {summary(cls)} |")
     lines.append("")
     return lines + _expansion(found)

@@ -736,3 +736,82 @@ def campbell_plot(
     axis.set_title(title + ("\nrigid-body modes (ω = 0) not drawn" if rigid_left_out else ""), fontsize=8)
     figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
     return save(figure, folder, stem)
+
+
+@_styled
+def root_history_plot(
+    histories: pd.DataFrame,
+    folder: Path,
+    stem: str = "roots",
+    styles: dict | None = None,
+    modes: int = 4,
+) -> list[str]:
+    """Roots β_k(t) of a clamped–mass frequency equation along maneuvers (seed 002 Fig. 8):
+    one panel per mode (the ``modes`` lowest; the roots of different modes differ by more
+    than each moves), colour by mode, line style by direction (``styles``: direction → line
+    style; default: :data:`LINE_STYLES` in order of appearance). ``histories`` has columns
+    direction, time [s], mode, beta (dimensionless β_k = β·l), for one case."""
+    directions = list(dict.fromkeys(histories["direction"]))
+    styles = styles or {}
+    style_of = {
+        direction: styles.get(direction, LINE_STYLES[i % len(LINE_STYLES)])
+        for i, direction in enumerate(directions)
+    }
+    shown = sorted(histories["mode"].unique())[:modes]
+    palette = dict(zip(shown, colours(len(shown)), strict=True))
+    figure, axes = plt.subplots(
+        len(shown),
+        1,
+        figsize=(COLUMN_WIDTH, 1.35 * len(shown) + 0.7),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    for axis, mode in zip(axes[:, 0], shown, strict=True):
+        for direction in directions:
+            line = histories[(histories["mode"] == mode) & (histories["direction"] == direction)]
+            line = line.sort_values("time")
+            axis.plot(line["time"], line["beta"], linestyle=style_of[direction], color=palette[mode])
+        axis.set_ylabel(rf"$\beta_{{{mode}}}$ [–]")
+        axis.yaxis.set_major_locator(MaxNLocator(4))
+    axes[-1, 0].set_xlabel("time [s]")
+    figure.legend(
+        [Line2D([], [], color="0.25", linestyle=style_of[d]) for d in directions],
+        directions,
+        loc="outside upper center",
+        ncols=len(directions),
+        frameon=False,
+    )
+    return save(figure, folder, stem)
+
+
+@_styled
+def tradeoff_plot(cases: pd.DataFrame, folder: Path) -> list[str]:
+    """Worst |relative error| of each case against its coordinates (left) and its wall time
+    (right), log-log, one line per basis (backend and shape), in size order."""
+    figure, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 4.2), sharey=True, layout="constrained")
+    bases = list(dict.fromkeys(zip(cases["backend"], cases["shape"], strict=True)))
+    palette = colours(len(bases))
+    for index, (backend, shape) in enumerate(bases):
+        group = cases[(cases["backend"] == backend) & (cases["shape"] == shape)].sort_values("n_dof")
+        style = dict(
+            color=palette[index],
+            linestyle=LINE_STYLES[index % len(LINE_STYLES)],
+            marker=MARKERS[index % len(MARKERS)],
+            ms=4.0,
+            label=f"{BACKENDS[backend].label} {shape}",
+        )
+        axes[0].loglog(group["n_dof"], group["worst"], **style)
+        axes[1].loglog(group["wall_time_s"], group["worst"], **style)
+    axes[0].set_xlabel("number of coordinates (n_dof)")
+    axes[1].set_xlabel("wall time of the case [s]")
+    axes[0].set_ylabel("worst |relative error| of ω [–]")
+    for axis in axes:
+        decade_ticks(axis)
+    figure.legend(
+        *axes[0].get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=min(len(bases), 3),
+        frameon=False,
+    )
+    return save(figure, folder, "cost_to_accuracy")

@@ -82,7 +82,7 @@ def write_reports(
         )
         lines += ["## wall time per case", "", markdown_table(kind.cost(costs, analysis)), ""]
         if not results.empty:
-            text, tables = kind.cost_report(results, costs, analysis)
+            text, tables = kind.cost_report(results, costs, analysis, folder, config.report.plots)
             for paragraph in text:
                 lines += [paragraph, ""]
             for title, table in tables.items():

@@ -173,7 +173,7 @@ CONFIGS = {
 }
 #: The figures each kind's report draws (stems).
 FIGURES = {
-    "convergence": {"convergence"},
+    "convergence": {"convergence", "cost_to_accuracy"},
     "frequencies": {"mode_shapes", "frequency_errors"},
     "frequencies-sweep": {"campbell"},
     "zero-dynamics": {"zero_dynamics"},

@@ -474,7 +474,8 @@ def test_simulation_study_reports_time_histories(tmp_path):
         ),
         (
             ("modes = [1, 2, 4]", "modes = [100000]"),
-            "sweep: case 1 (AMM clamped-free x100000) has 100001 coordinates, above the limit of 4000",
+            "sweep: case 1 (AMM clamped-free x100000) has 100001 coordinates, above the limit of 20000 of a "
+            "convergence study",
         ),
         (('name = "small"', 'name = "' + "x" * 10_000 + '"'), "… (10002 characters)"),
     ],

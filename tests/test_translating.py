@@ -149,6 +149,8 @@ def test_gravity_along_the_axis_pulls_the_whole_beam():
 MODELS = {
     "amm-clamped-free": lambda arm: AssumedModesModel(arm, shape="clamped-free", modes=3),
     "amm-clamped-mass": lambda arm: AssumedModesModel(arm, shape="clamped-mass", modes=3),
+    # shapes that follow the free length: the l̇ velocity shape g = −ηψ' + l ∂ψ/∂l (issue 18)
+    "amm-following": lambda arm: AssumedModesModel(arm, shape="clamped-mass", modes=3, tracker="root"),
     "fem": lambda arm: FiniteElementModel(arm, elements=3),
 }
 
@@ -319,7 +321,8 @@ def test_free_lengths_outside_the_beam_are_errors():
 def test_translating_links_need_clamped_shapes_and_no_lumped_masses():
     with pytest.raises(
         ValueError,
-        match=r"shapes\[3\]: family must be one of \['clamped-free', 'clamped-mass'\] for a translating link, got 'pinned-pinned'",
+        match=r"shapes\[3\]: family must be one of \['clamped-free', 'clamped-mass', 'beta-ode'\] for a translating link, "
+        r"got 'pinned-pinned'",
     ):
         AssumedModesModel(ARM, shapes={3: ("pinned-pinned", 2)})
     planar_beam = single_translating_arm((0.0, 0.0, 0.0))

@@ -37,6 +37,9 @@ class StudyKind(ABC):
     #: The ``sweep.backends`` this kind can run (None: every registered backend); checked
     #: when a config is validated, so ``flexlink show`` refuses the others.
     backends: ClassVar[tuple[str, ...] | None] = None
+    #: Cases with more coordinates are refused without ``--force``: the dense n × n matrices
+    #: and O(n³) work of simulations and linearizations are not meant for them.
+    coordinate_limit: ClassVar[int] = 4000
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -77,9 +80,15 @@ class StudyKind(ABC):
         return costs
 
     def cost_report(
-        self, results: pd.DataFrame, costs: pd.DataFrame, analysis: BaseModel
+        self,
+        results: pd.DataFrame,
+        costs: pd.DataFrame,
+        analysis: BaseModel,
+        folder: Path | None = None,
+        plots: bool = False,
     ) -> tuple[list[str], dict[str, pd.DataFrame]]:
         """Paragraphs and tables (by name) that weigh the results against what each case cost
         (``costs``: case, sweep columns, ``wall_time_s`` of this run); written to summary.md
-        and CSV, never into results.csv, which depends on the config alone. Default: none."""
+        and CSV, never into results.csv, which depends on the config alone (figures, if
+        ``plots``, into ``folder``). Default: none."""
         return [], {}

@@ -26,24 +26,44 @@ class ConvergenceAnalysis(ModalAnalysis):
     n_frequencies: PositiveInt = Field(3, description="Frequencies compared per case, lowest first.")
 
 
+#: Against the finest case, a refinement must shrink the error at least this much for the
+#: errors to count as still falling (rate 1 halves it per doubling; a plateau keeps it).
+FALLING = 0.8
+
+
 def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
-    """Slope p of log|error| = c − p log(size) per (backend, shape, mode).
+    """Slope p of log|error| = c − p log(size) per (backend, shape, mode), and ``falling``.
 
     Points at the round-off floor (|error| < 1e-12) and the reference case
-    itself (error exactly 0) are left out; fewer than 3 points give NaN.
+    itself (error exactly 0) are left out; fewer than 3 points give NaN. Against the
+    finest case (no exact reference), ``falling`` is False when the errors of the two
+    finest compared cases above the floor no longer fall (the second does not shrink
+    below :data:`FALLING` times the first): the reference is then not converged, or the
+    path loses digits, and the rate would measure the reference, so it is left blank.
     """
     import pandas as pd
 
+    against_finest = results["reference_source"].iloc[0].startswith("finest")
     rows = []
     for (backend, shape, mode), group in results.groupby(["backend", "shape", "mode"], sort=True):
+        group = group.sort_values(BACKENDS[backend].size_column)
         size = group[BACKENDS[backend].size_column]
         error = group["rel_error"].abs()
         keep = error > FIT_FLOOR
         rate = np.nan
-        if keep.sum() >= 3:
+        tail = error[keep].to_numpy()
+        falling = not (against_finest and tail.size >= 2 and tail[-1] > FALLING * tail[-2])
+        if keep.sum() >= 3 and falling:
             rate = -np.polyfit(np.log(size[keep].to_numpy(float)), np.log(error[keep].to_numpy()), 1)[0]
         rows.append(
-            {"backend": backend, "shape": shape, "mode": mode, "points": int(keep.sum()), "rate": rate}
+            {
+                "backend": backend,
+                "shape": shape,
+                "mode": mode,
+                "points": int(keep.sum()),
+                "rate": rate,
+                "falling": falling,
+            }
         )
     return pd.DataFrame(rows)
 
@@ -94,6 +114,19 @@ def tradeoff_table(results: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def worst_errors(results: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """Per case: backend, shape, n_dof, wall_time_s and the worst |rel_error| of its compared
+    frequencies (the reference case itself, error 0 by definition, left out)."""
+    cases = results.groupby("case").agg(
+        backend=("backend", "first"),
+        shape=("shape", "first"),
+        n_dof=("n_dof", "first"),
+        worst=("rel_error", lambda e: e.abs().max()),
+    )
+    cases = cases.join(costs.set_index("case")["wall_time_s"])
+    return cases[cases["worst"] > 0].reset_index()
+
+
 def cheapest(table: pd.DataFrame, modes: int) -> list[str]:
     """One sentence per target: the basis that reaches it with the fewest coordinates and the
     one that reaches it in the least wall time."""
@@ -139,7 +172,22 @@ class Convergence(Frequencies):
                     RuntimeWarning,
                     stacklevel=2,
                 )
-        return add_references(results, arm, analysis)
+        results = add_references(results, arm, analysis)
+        stalled = fitted_rates(results)
+        stalled = stalled[~stalled["falling"]]
+        if not stalled.empty:
+            names = ", ".join(
+                f"{BACKENDS[b].label} {s} ω{m}"
+                for b, s, m in stalled[["backend", "shape", "mode"]].itertuples(False)
+            )
+            warnings.warn(
+                f"the errors against the finest case stop falling ({names}): the finest case is not "
+                "converged (or loses digits), so no rate is fitted against it; refine further or compare "
+                "with an exact reference",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return results
 
     def tables(self, results, arm, analysis):
         return {
@@ -147,7 +195,7 @@ class Convergence(Frequencies):
             "fitted convergence rates": fitted_rates(results),
         }
 
-    def cost_report(self, results, costs, analysis):
+    def cost_report(self, results, costs, analysis, folder=None, plots=False):
         table = tradeoff_table(results, costs)
         modes = int(results["mode"].max())
         text = [
@@ -156,6 +204,14 @@ class Convergence(Frequencies):
             "coordinates and the wall time of that case in this run (model build and eigen-solve). "
             + " ".join(cheapest(table, modes))
         ]
+        if plots and folder is not None:
+            from studies.plots import tradeoff_plot
+
+            names = tradeoff_plot(worst_errors(results, costs), folder)
+            text.append(
+                f"Worst |rel_error| of the first {modes} frequencies against coordinates and against "
+                f"wall time, one line per basis: ![cost to accuracy]({names[0]}) ([PDF]({names[1]}))"
+            )
         return text, {"cost to accuracy": table}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:

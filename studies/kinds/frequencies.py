@@ -176,7 +176,7 @@ def frequency_rows(
     model = case.discretization.build(arm, reference=joints)
     q = model.home()
     q[: arm.n_joints] = joints
-    omega = model.natural_frequencies(q, analysis.joints)
+    omega = model.natural_frequencies(q, analysis.joints, count=analysis.n_frequencies)
     if warn_short and omega.size < analysis.n_frequencies:
         warnings.warn(
             f"analysis.n_frequencies: {case.discretization.label} has {omega.size} frequencies "
@@ -686,6 +686,10 @@ def sweep_axis_label(sweep: ParameterSweep, arm: Arm) -> str:
 class Frequencies(StudyKind):
     name = "frequencies"
     analysis_schema = FrequencyAnalysis
+    #: The lowest frequencies of a fine mesh come from the structured eigen-solve
+    #: (:mod:`core.structured`, O(n) per Lanczos step); the bases still store each link's
+    #: blocks densely, (2E)² per link.
+    coordinate_limit = 20_000
 
     def validate(self, arm, analysis):
         joint_configuration(arm, analysis.configuration, "analysis.configuration")

@@ -11,14 +11,26 @@ M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r. The flexible link starts bent
 (``initial_deflection``: the static shape of a tip load, in-plane, with that
 tip deflection [m]; both backends get the same physical shape).
 
+Assumed modes of the translating link get the roots β_k of their clamped-mass
+frequency equation from a ``tracker`` (column of every row): sweep family
+``clamped-mass`` keeps the shapes of the long free length (``frozen``: μ, j
+and β of that length throughout); ``beta-ode`` makes them follow the free
+length, μ(l) = M/(ρA l), j(l) = J/(ρA l³), with β_k(l) integrated with the
+motion as auxiliary states, dβ/dt = (dβ/dl)(β, l) l̇ (``ode``, seed 002 eqs.
+(11)–(13); :class:`amm.AssumedModesModel`'s ``tracker``). Finite elements span
+the free length and need none (``none``; both families give FEM the clamped
+frame).
+
 Rows (``set``):
 
 * ``simulation`` — one per output time: the free length ``l`` and its rate,
-  every flexible coordinate of the link, the flexible energy
-  E_f = ½(q̇_fᵀ M_ff q̇_f + q_fᵀ K q_f), the stiffness power
+  every flexible coordinate of the link, for the ``ode`` tracker the
+  integrated roots ``beta<i>_<k>`` (NaN for the other cases), the flexible
+  energy E_f = ½(q̇_fᵀ M_ff q̇_f + q_fᵀ K q_f), the stiffness power
   ``lyapunov_rate`` = ½ q_fᵀ K̇ q_f (seed 002 eq. (42); the paper prints
-  q̇_fᵀ where its derivation gives q_fᵀ) with K̇ = dK/dt along the motion,
-  and the extension speed ratio U/U_g;
+  q̇_fᵀ where its derivation gives q_fᵀ) with K̇ = dK/dt along the motion
+  (following shapes: through l and β(l)), and the extension speed ratio
+  U/U_g; energies of the ``ode`` case with its integrated roots;
 * ``eigen`` — at ``eigen_points`` times of the maneuver: the eigenvalues of
   the frozen-time Jacobian of the closed-loop flexible subsystem,
   ∂(q̇_f, q̈_f)/∂(q_f, q̇_f) by central differences, about the nominal motion
@@ -26,27 +38,58 @@ Rows (``set``):
   law the joint rows do not depend on the flexible states, so these are the
   flexible eigenvalues of the full closed loop; seed 002 evaluates them along
   its simulated motion, which differs from the nominal one by the (small)
-  deflections. They need no integration, so they are there for any mesh.
+  deflections. They need no integration, so they are there for any mesh;
+  the ``ode`` tracker's roots are there the exact ones at the nominal l (as
+  its initial condition is). Frozen-time eigenvalues are not invariant under
+  coordinates that change with l (q = T(l) p adds −T⁻¹Ṫ to the Jacobian):
+  shapes that follow the free length are orthonormal in the tip-mass inner
+  product at every l, M_ff = ρA l·1, so the mean Re λ at each time is
+  −l̇/(2l) and every mode sits near it (preset, extension at l = 0.46 m:
+  −1.007 1/s for both modes), while frozen shapes and FEM, fixed shapes on
+  η, give mode-dependent values (−0.31 and −0.88 1/s). The signs agree, and
+  so do the simulated flexible energies (final / initial: extension 0.261
+  following, 0.264 frozen, 0.265 FEM 2 elements; retraction 18.48, 18.49,
+  18.53).
 
 ``simulate = false`` skips the simulation rows (the eigenvalues remain). The
 simulation of a fine FEM mesh is costly: its highest bending frequencies at
 the short free length reach ~10⁵ rad/s and the maneuver excites them, so any
 integrator resolves them (measured, retraction, 1 s, rtol 1e-5: FEM 2
 elements 875,000 right-hand sides under Radau, 221,000 under LSODA; AMM 2
-modes 98,000 under Radau).
+modes 98,000 under Radau). Shapes that follow the free length cost more per
+right-hand side than frozen ones — every new l (or β) recomputes their modal
+integrals and l-derivatives (:meth:`shapes.following.LengthFollowing.taylor`)
+— measured for the preset, 2 modes, one BLAS thread: ~0.1 ms frozen, ~2 ms
+root, table or ode (``trackers.csv`` reports it for each run); the 1 s
+maneuver under LSODA at rtol 1e-5 takes ~54,000 right-hand sides per
+direction (its own finite-difference Jacobians included), half of them at
+new (l, β).
 
 The verdicts (``verdicts.csv``): per case and direction, ``max_real`` (the
 largest Re λ over the maneuver), ``fraction_positive`` (share of the eigen
 times whose largest Re λ exceeds 1e-6 of that time's largest |λ|, the
 central differences' noise) and ``energy_growth`` (final over initial
 flexible energy), with the backend, the basis (shape family or frame) and the
-``tracker``: assumed modes here keep their shapes frozen at the long free
-length (``frozen``); finite elements span the free length and need none
-(``none``). Length-following shapes are not built yet (issue 18).
+tracker.
+
+The trackers (``trackers.csv``, :func:`tracker_comparison`; written when a
+case follows the free length): for each such case and direction, β_k(t)
+along the nominal free length of the maneuver at the output times, with that
+case's tip load, by ``ode`` (the differential form integrated on its own),
+``root`` (solved afresh: the reference), ``table`` (cubic Hermite spline,
+with its stated interpolation error) and ``frozen`` (the long free length's
+roots); their errors against ``root``, evaluations and wall time; the
+model's right-hand-side cost with each tracker (:func:`rhs_costs`); and for
+a simulated ``ode`` case its integrated roots against the exact ones at the
+simulated l. Plots: Re λ(t), Im λ(t) (``eigenvalues``, seed 002 Figs. 6–7),
+the simulated response (``flexible_response``, Fig. 5) and β_k(t) of the
+root tracker for extension (solid) and retraction (dashed) (``roots``,
+Fig. 8; only with a following case).
 """
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -57,6 +100,7 @@ from core.controllers import Decoupling
 from core.derivatives import central_difference_jacobian, complex_step_derivatives, complex_step_points
 from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.trajectories import ParabolicBlend
+from shapes.beta_ode import TABLE_POINTS, TRACKERS
 from studies.discretizations import Discretization, label_of
 from studies.kinds.base import StudyKind
 from studies.progress import report, throttled
@@ -187,10 +231,17 @@ def _check(arm, analysis) -> int:
 
 def initial_shape(model, number: int, q: np.ndarray, deflection: float) -> np.ndarray:
     """Flexible coordinates of link ``number`` in the static shape of an in-plane tip load
-    with tip deflection ``deflection`` [m] at configuration q (K_ff δ = f, scaled)."""
+    with tip deflection ``deflection`` [m] at configuration q (K_ff δ = f, scaled). The tip
+    deflection per coordinate is the model's own at q (shapes that follow the free length have
+    the tip values of q's free length, not those of the reference)."""
     columns = model.flex_columns[number]
-    tip = model.kinematics.tip_maps[number - 1].translation[1]  # in-plane tip deflection per δ
-    K = model.stiffness_matrix(q)[columns, columns]
+    indices = np.arange(model.n_dof)[columns]
+    base = np.array(q, dtype=float)
+    base[columns] = 0.0
+    key = f"tip_w{number}"
+    unit = np.eye(model.n_dof)
+    tip = np.array([model.tip_deflections(base + unit[j])[key] for j in indices])
+    K = model.stiffness_matrix(base)[columns, columns]
     shape = np.linalg.solve(K, tip)
     return deflection * shape / (tip @ shape)
 
@@ -209,17 +260,19 @@ class Stability(StudyKind):
         model = case.discretization.build(arm, reference=reference)
         columns = model.flex_columns[number]
         names = list(model.coordinates[columns])
+        roots = list(model.auxiliary_names)  # beta<i>_<k>: the roots of the "ode" tracker
         controller = Decoupling(kp=analysis.kp, kd=analysis.kd)
         t_end = analysis.t_end or analysis.T
         times = np.linspace(0.0, t_end, analysis.output_points)
         basis = case.discretization.shape
-        tracker = "frozen" if case.discretization.backend == "amm" else "none"
         rows = []
         for direction in analysis.directions:
             q_start, q_end = _maneuver(arm, analysis, number, direction)
             trajectory = ParabolicBlend(tuple(q_start), tuple(q_end), analysis.T, analysis.blend)
             base = {**case.columns(), "n_dof": model.n_dof, "direction": direction, "basis": basis}
-            base["tracker"] = tracker
+            base["tracker"] = tracker_of(model, number)
+            # Outside a simulation the "ode" tracker's roots are the exact ones at each l (its
+            # initial condition), so the eigenvalues about the nominal motion use exact roots.
             for t in np.linspace(0.0, t_end, analysis.eigen_points):
                 q_d, qd_d, _ = trajectory.evaluate(t)
                 q, qd = model.home(), np.zeros(model.n_dof)
@@ -263,22 +316,29 @@ class Stability(StudyKind):
             base["completed"] = completed
             n = model.n_dof
             states = frame[[*model.coordinates, *(f"{c}_dot" for c in model.coordinates)]].to_numpy()
-            for k, (t, x) in enumerate(zip(frame["time"], states, strict=True)):
+            integrated = frame[roots].to_numpy(float) if roots else np.zeros((len(frame), 0))
+            for k, (t, x, a) in enumerate(zip(frame["time"], states, integrated, strict=True)):
                 q, qd = x[:n], x[n:]
                 row = {**base, "set": "simulation", "time": float(t), "l": q[index], "l_dot": qd[index]}
                 row.update(zip(names, q[columns], strict=True))
-                row.update(_energy_terms(model, columns, q, qd))
+                row.update(zip(roots, a, strict=True))
+                with model.auxiliary(a):  # the integrated roots (a no-op without auxiliary states)
+                    row.update(_energy_terms(model, columns, q, qd))
                 row["speed_ratio"] = frame[f"extension_speed_ratio{number}"].iloc[k]
                 rows.append(row)
-        return [_complete(row, names) for row in rows]
+        return [_complete(row, [*names, *roots]) for row in rows]
 
     def tables(self, results, arm, analysis):
-        verdicts = verdict_table(results)
-        return {"verdicts": verdicts}
+        tables = {"verdicts": verdict_table(results)}
+        trackers = _tracker_tables(results, arm, analysis)[0]
+        if not trackers.empty:
+            tables["trackers"] = trackers
+        return tables
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         from studies.plots import (
             eigenvalue_time_plot,
+            root_history_plot,
             time_plot,
         )
 
@@ -289,14 +349,53 @@ class Stability(StudyKind):
             f"(kp {analysis.kp}, kd {analysis.kd}); free lengths {list(analysis.lengths)} m. "
             "Eigenvalues of the frozen-time closed-loop flexible subsystem along the nominal motion; "
             "verdicts in `verdicts.csv` (max_real [1/s], fraction_positive, energy_growth = final / "
-            "initial flexible energy)."
+            "initial flexible energy; tracker: how the assumed modes get their roots β_k, frozen at "
+            "the long free length, integrated with the motion (ode), or none for finite elements)."
         ]
         for row in verdicts.itertuples():
-            sign = "Re λ > 0" if row.max_real > 0 else "Re λ ≤ 0"
-            text.append(
-                f"- {row.label}, {row.direction}: max Re λ = {row.max_real:.4g} 1/s ({sign}; positive "
-                f"{row.fraction_positive:.0%} of the maneuver), flexible energy × {row.energy_growth:.3g}"
+            energy = (
+                f"flexible energy × {row.energy_growth:.3g}"
+                if np.isfinite(row.energy_growth)
+                else "not simulated"
             )
+            text.append(
+                f"- {row.label} (tracker {row.tracker}), {row.direction}: max Re λ = "
+                f"{row.max_real:.4g} 1/s, Re λ > 0 beyond the differences' noise for {row.fraction_positive:.0%} of the maneuver; "
+                f"{energy}"
+            )
+        trackers, histories = _tracker_tables(results, arm, analysis)
+        if not trackers.empty:
+            trackers.to_csv(folder / "trackers.csv", index=False)
+            text.append(
+                "Root trackers (`trackers.csv`), along the nominal free length l(t) of each maneuver at "
+                "the simulation's output times, with the tip load of the case's model: β_k(t) by "
+                f"`ode` (seed 002 eq. (11) integrated, DOP853 at rtol {ODE_RTOL:g}, atol {ODE_ATOL:g}), "
+                "`root` (solved afresh at every time, the reference of the errors), `table` (cubic "
+                "Hermite spline on "
+                f"{TABLE_POINTS} lengths over the maneuver's, stated_error: its largest error at the "
+                "interval midpoints) and `frozen` (the roots of the long free length, which frozen "
+                "shapes keep); evaluations and wall_time_s of following the roots; rhs_us: the model's "
+                f"right-hand side per evaluation with that tracker (mean over {RHS_STATES} states along "
+                "the maneuver, each at a new free length, one BLAS thread; `ode` as a simulation "
+                "evaluates it, with the roots as states); simulated_rel_error: the roots integrated by "
+                "the simulation against the exact roots at the simulated l. Wall times are measurements "
+                "of this machine."
+            )
+            for (_, direction), group in trackers.groupby(["case", "direction"], sort=False):
+                by = group.set_index("tracker")
+                simulated = by.loc["ode", "simulated_rel_error"]
+                text.append(
+                    f"- {label_of(group.iloc[0])}, {direction}: ode vs root max |Δβ| = "
+                    f"{by.loc['ode', 'max_abs_error']:.2g}, table {by.loc['table', 'max_abs_error']:.2g} "
+                    f"(stated {by.loc['table', 'stated_error']:.2g}), frozen roots off by up to "
+                    f"{by.loc['frozen', 'max_rel_error']:.2g} relative; right-hand side "
+                    + ", ".join(f"{t} {by.loc[t, 'rhs_us']:.4g} µs" for t in RHS_TRACKERS)
+                    + (
+                        f"; simulated roots vs exact at the simulated l: {simulated:.2g} relative"
+                        if np.isfinite(simulated)
+                        else ""
+                    )
+                )
         if plots:
             eigen = results[results["set"] == "eigen"]
             names = eigenvalue_time_plot(eigen, folder, "eigenvalues")
@@ -304,6 +403,17 @@ class Stability(StudyKind):
                 "Closed-loop flexible eigenvalues, the four lowest frequencies, one column per direction "
                 f"(colour: case, line style: backend): ![eigenvalues]({names[0]}) ([PDF]({names[1]}))"
             )
+            if not histories.empty:
+                case = histories["case"].iloc[0]
+                shown = histories[histories["case"] == case]
+                names = root_history_plot(shown, folder, "roots", styles=DIRECTION_STYLES)
+                label = label_of(trackers[trackers["case"] == case].iloc[0])
+                text.append(
+                    f"Roots β_k(t) of the clamped-mass frequency equation of link {_check(arm, analysis)} "
+                    f"along the nominal maneuvers ({label}'s tip load, root tracker; "
+                    f"seed 002 Fig. 8; {_style_legend(analysis.directions)}): "
+                    f"![roots]({names[0]}) ([PDF]({names[1]}))"
+                )
             if not (results["set"] == "simulation").any():
                 return text
             simulation = tip_deflections(results, arm, analysis)
@@ -332,10 +442,28 @@ class Stability(StudyKind):
         return text
 
 
+def _style_legend(directions) -> str:
+    """E.g. "solid: extension, dashed: retraction" (:data:`DIRECTION_STYLES`)."""
+    words = {"-": "solid", "--": "dashed", ":": "dotted"}
+    return ", ".join(f"{words[DIRECTION_STYLES[d]]}: {d}" for d in directions)
+
+
+def tracker_of(model, number: int) -> str:
+    """How ``model`` gets the roots β_k of translating link ``number``: ``"frozen"`` (assumed
+    modes of one reference length), ``"root"``, ``"table"``, ``"ode"`` (assumed modes that
+    follow the free length, :class:`amm.AssumedModesModel`'s ``tracker``) or ``"none"``
+    (finite elements span the free length)."""
+    trackers = getattr(model, "trackers", None)
+    if trackers is None:
+        return "none"
+    return trackers.get(number, "frozen")
+
+
 def tip_deflections(results: pd.DataFrame, arm, analysis) -> pd.DataFrame:
     """The ``simulation`` rows with the tip deflections of the translating link added,
     ``tip_w<i>`` (in-plane) and ``tip_v<i>`` (out-of-plane, where it bends so) [m]: linear in
-    its flexible coordinates through each case's model, rebuilt as in the run."""
+    its flexible coordinates through each case's model, rebuilt as in the run (shapes that
+    follow the free length: at each row's l, with the row's integrated roots for ``ode``)."""
     number = _check(arm, analysis)
     reference = _maneuver(arm, analysis, number, "extension")[1]
     simulation = results[results["set"] == "simulation"].copy()
@@ -345,10 +473,251 @@ def tip_deflections(results: pd.DataFrame, arm, analysis) -> pd.DataFrame:
         columns = np.arange(model.n_dof)[model.flex_columns[number]]
         home = model.home()
         keys = [k for k in model.tip_deflections(home) if k[len("tip_w") :] == str(number)]
+        if getattr(model.bodies[number], "following", None) is not None:
+            roots = list(model.auxiliary_names)
+            values = []
+            for _, row in group.iterrows():
+                q = home.copy()
+                q[number - 1] = row["l"]
+                q[columns] = row[names].to_numpy(float)
+                with model.auxiliary(row[roots].to_numpy(float) if roots else np.zeros(0)):
+                    tips = model.tip_deflections(q)
+                values.append([tips[k] for k in keys])
+            simulation.loc[group.index, keys] = np.array(values)
+            continue
         unit = np.eye(model.n_dof)
         per_coordinate = np.array([[model.tip_deflections(home + unit[j])[k] for j in columns] for k in keys])
         simulation.loc[group.index, keys] = group[names].to_numpy(float) @ per_coordinate.T
     return simulation
+
+
+#: Root trackers compared in ``trackers.csv``, in table order (``frozen``: the roots of the
+#: reference length, kept by frozen shapes).
+TRACKED = ("ode", "root", "table", "frozen")
+#: Trackers whose right-hand-side cost is measured, and the number of states timed.
+RHS_TRACKERS = ("frozen", "root", "table", "ode")
+RHS_STATES = 50
+#: Tolerances of the ``ode`` root tracker in ``trackers.csv`` (DOP853). At the library's
+#: default (rtol 1e-10, atol 1e-12) its global error reached 8e-9 on the preset's extension
+#: (l̈ jumps at the ends of the blends); at these, 7e-12 for 1.5 times the evaluations.
+ODE_RTOL, ODE_ATOL = 1e-12, 1e-14
+#: Line style of each direction in the root plot (seed 002 Fig. 8).
+DIRECTION_STYLES = {"extension": "-", "retraction": "--", "custom": ":"}
+
+
+#: The last :func:`tracker_comparison`: (weak reference to its results frame, arm, analysis, tables).
+_LAST_COMPARISON: list = []
+
+
+def _tracker_tables(results: pd.DataFrame, arm, analysis) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`tracker_comparison`, once per results frame: report() and tables() get the same
+    tables (it measures wall times, which a second run would not reproduce)."""
+    if _LAST_COMPARISON:
+        frame, last_arm, last_analysis, tables = _LAST_COMPARISON
+        if frame() is results and last_arm is arm and last_analysis == analysis:
+            return tables
+    tables = tracker_comparison(results, arm, analysis)
+    _LAST_COMPARISON[:] = [weakref.ref(results), arm, analysis, tables]
+    return tables
+
+
+def tracker_comparison(results: pd.DataFrame, arm, analysis) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The root trackers of every case whose assumed modes follow the free length.
+
+    Returns ``(trackers, histories)``. ``trackers``: one row per such case, direction and
+    tracker of :data:`TRACKED`, with the case's sweep columns and ``max_abs_error``,
+    ``max_rel_error`` (of β_k(t) against ``root``, over the modes and the output times of
+    the nominal maneuver), ``residual`` (largest |f/f_β| at the returned roots, a first-order
+    error estimate free of the reference), ``stated_error`` (``table``: its interpolation
+    error, :meth:`shapes.following.LengthFollowing.table_error` of the same grid),
+    ``evaluations`` and ``wall_time_s`` (of following the roots: root solves, right-hand
+    sides of the β ODE, table lengths), ``rhs_us`` (the model's right-hand side per
+    evaluation with that tracker) and ``simulated_rel_error`` (``ode`` of a case that
+    simulated: the integrated roots of the simulation rows against the exact roots at their
+    l). ``histories``: the ``root`` β_k(t) (case, modes, direction, time, l, mode, beta).
+    Empty frames when no case follows the free length.
+    """
+    import pandas as pd
+
+    from shapes.beta_ode import BetaODE
+    from shapes.following import LengthFollowing
+
+    number = _check(arm, analysis)
+    index = number - 1
+    reference = _maneuver(arm, analysis, number, "extension")[1]
+    t_end = analysis.t_end or analysis.T
+    times = np.linspace(0.0, t_end, analysis.output_points)
+    firsts = results.drop_duplicates("case")
+    following = firsts[~firsts["tracker"].isin(["frozen", "none"])]
+    rows, histories = [], []
+    for _, first in following.iterrows():
+        discretization = Discretization.from_columns(first)
+        model = discretization.build(arm, reference=reference)
+        follow = model.bodies[number].following
+        n = follow.modes
+        family = BetaODE(follow.tip_mass, follow.tip_inertia, follow.mass_per_length, reference[index])
+        frozen = family.betas(n)
+        simulated = results[(results["case"] == first["case"]) & (results["set"] == "simulation")]
+        roots = [f"beta{number}_{k}" for k in range(1, n + 1)]
+        for direction in analysis.directions:
+            q_start, q_end = _maneuver(arm, analysis, number, direction)
+            trajectory = ParabolicBlend(tuple(q_start), tuple(q_end), analysis.T, analysis.blend)
+
+            def length(t: float, trajectory=trajectory) -> float:
+                return float(trajectory.evaluate(t)[0][index])
+
+            def rate(t: float, trajectory=trajectory) -> float:
+                return float(trajectory.evaluate(t)[1][index])
+
+            tracked = {
+                m: family.track(
+                    times, length, n, m, rate, table_points=TABLE_POINTS, rtol=ODE_RTOL, atol=ODE_ATOL
+                )
+                for m in TRACKERS
+            }
+            exact = tracked["root"].betas
+            lengths = tracked["root"].length
+            lo, hi = float(lengths.min()), float(lengths.max())
+            stated = 0.0
+            if hi > lo:
+                table = LengthFollowing(
+                    follow.tip_mass,
+                    follow.tip_inertia,
+                    follow.mass_per_length,
+                    n,
+                    tracker="table",
+                    lengths=(lo, hi),
+                    table_points=TABLE_POINTS,
+                )
+                stated = table.table_error()
+            costs = rhs_costs(arm, n, reference, trajectory, number, min(t_end, analysis.T))
+            mine = simulated[simulated["direction"] == direction]
+            drift = np.nan
+            if first["tracker"] == "ode" and not mine.empty and set(roots) <= set(mine.columns):
+                integrated = mine[roots].to_numpy(float)
+                truth = np.array([follow.exact_roots(float(l)) for l in mine["l"]])
+                drift = float(np.max(np.abs(integrated - truth) / truth))
+            keys = {**{k: first[k] for k in ("case", "backend", "shape", "modes")}, "direction": direction}
+            for tracker in TRACKED:
+                if tracker == "frozen":
+                    betas, residual = np.repeat(frozen[:, None], times.size, axis=1), np.nan
+                    evaluations, wall = 1, 0.0
+                else:
+                    history = tracked[tracker]
+                    betas, residual = history.betas, float(np.max(history.root_error))
+                    evaluations, wall = history.evaluations, history.wall_time
+                difference = np.abs(betas - exact)
+                rows.append(
+                    {
+                        **keys,
+                        "tracker": tracker,
+                        "max_abs_error": float(difference.max()),
+                        "max_rel_error": float((difference / exact).max()),
+                        "residual": residual,
+                        "stated_error": stated if tracker == "table" else np.nan,
+                        "evaluations": int(evaluations),
+                        "wall_time_s": float(wall),
+                        "rhs_us": costs[tracker],
+                        "simulated_rel_error": drift if tracker == "ode" else np.nan,
+                    }
+                )
+            for k in range(n):
+                histories.append(
+                    pd.DataFrame(
+                        {
+                            "case": first["case"],
+                            "modes": n,
+                            "direction": direction,
+                            "time": times,
+                            "l": lengths,
+                            "mode": k + 1,
+                            "beta": exact[k],
+                        }
+                    )
+                )
+    trackers = pd.DataFrame(rows)
+    return trackers, (pd.concat(histories, ignore_index=True) if histories else pd.DataFrame())
+
+
+def rhs_costs(arm, modes: int, reference, trajectory, number: int, until: float) -> dict[str, float]:
+    """µs per right-hand side of the model (q̇, q̈ and the powers, recursive solver; the
+    controller not included) with each tracker of :data:`RHS_TRACKERS`: AMM clamped-mass with
+    ``modes`` modes, timed at :data:`RHS_STATES` states on the nominal maneuver strictly
+    between 0 and ``until`` (each at its own free length, so no evaluation reuses another's
+    shapes; small flexible coordinates and rates), after one warm-up evaluation at t = 0, with
+    one BLAS thread. ``ode`` is timed as a simulation evaluates it: inside
+    ``model.auxiliary(β)`` with the roots β as states, plus dβ/dt."""
+    from threadpoolctl import threadpool_limits
+
+    from amm import AssumedModesModel
+
+    moments = np.linspace(0.0, until, RHS_STATES + 2)[:-1]
+    # The "table" tracker's default range (a tenth of the beam to all of it), widened to the maneuver's.
+    beam = arm.links[number - 1].length
+    shortest = min(float(trajectory.evaluate(t)[0][number - 1]) for t in moments)
+    table = (min(0.1 * beam, shortest), beam)
+    costs = {}
+    for tracker in RHS_TRACKERS:
+        model = AssumedModesModel(
+            arm,
+            shape="clamped-mass",
+            modes=modes,
+            tracker=tracker,
+            reference=reference,
+            tracker_lengths=table if tracker == "table" else None,
+        )
+        states = _sample_states(model, arm, trajectory, moments)
+        with threadpool_limits(limits=1, user_api="blas"):
+            costs[tracker] = _time_rhs(model, number, states) * 1e6
+    return costs
+
+
+def _sample_states(model, arm, trajectory, moments) -> list[np.ndarray]:
+    """x = (q, q̇, W_in, W_diss) on the nominal motion at ``moments``, with small (seeded)
+    flexible coordinates and rates."""
+    n = model.n_dof
+    generator = np.random.default_rng(0)
+    flex = np.arange(arm.n_joints, n)
+    states = []
+    for t in moments:
+        q_d, qd_d, _ = trajectory.evaluate(t)
+        q, qd = model.home(), np.zeros(n)
+        q[: arm.n_joints], qd[: arm.n_joints] = q_d, qd_d
+        q[flex] = 1e-4 * generator.standard_normal(flex.size)
+        qd[flex] = 1e-2 * generator.standard_normal(flex.size)
+        states.append(np.concatenate([q, qd, [0.0, 0.0]]))
+    return states
+
+
+def _time_rhs(model, number: int, states: list[np.ndarray]) -> float:
+    """Mean seconds per right-hand side at ``states[1:]`` after one at ``states[0]``."""
+    import time
+
+    from core.model import Model
+    from shapes.clamped_roots import clamped_mass_roots
+
+    n = model.n_dof
+    tau = np.zeros(model.n_joints)
+    if not model.auxiliary_names:
+        rates = model.rates_function("recursive")
+        rates(states[0], tau)
+        start = time.perf_counter()
+        for x in states[1:]:
+            rates(x, tau)
+        return (time.perf_counter() - start) / (len(states) - 1)
+    # The "ode" tracker: the generic right-hand side with the roots as states, as simulate()
+    # evaluates it. The roots come from the independent solver, so no cache of the model is warmed.
+    follow = model.bodies[number].following
+    betas = [clamped_mass_roots(follow.modes, *follow.ratios(float(x[number - 1]))) for x in states]
+    rates = Model.rates_function(model, "recursive")
+    with model.auxiliary(betas[0]):
+        rates(states[0], tau)
+    start = time.perf_counter()
+    for x, beta in zip(states[1:], betas[1:], strict=True):
+        with model.auxiliary(beta):
+            rates(x, tau)
+            model.auxiliary_rates(x[:n], x[n : 2 * n], beta)
+    return (time.perf_counter() - start) / (len(states) - 1)
 
 
 def _energy_terms(model, columns, q, qd) -> dict[str, float]:
