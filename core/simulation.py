@@ -182,12 +182,7 @@ def simulate(
 
         def rhs(t: float, x: np.ndarray) -> np.ndarray:
             q, qd, a = x[:n], x[n : 2 * n], x[2 * n : 2 * n + m]
-            if progress is not None:
-                progress(t)
-            for k, (index, wave_speed) in enumerate(speeds):
-                ratio = abs(qd[index]) * q[index] / wave_speed
-                if ratio > worst[k][0]:
-                    worst[k] = (ratio, t)
+            watch(t, q, qd)
             with model.auxiliary(a):
                 motion = rates(x, inputs(t, q, qd))
                 a_dot = model.auxiliary_rates(q, qd, a)
@@ -198,12 +193,7 @@ def simulate(
 
         def rhs(t: float, x: np.ndarray) -> np.ndarray:
             q, qd = x[:n], x[n : 2 * n]
-            if progress is not None:
-                progress(t)
-            for k, (index, wave_speed) in enumerate(speeds):
-                ratio = abs(qd[index]) * q[index] / wave_speed
-                if ratio > worst[k][0]:
-                    worst[k] = (ratio, t)
+            watch(t, q, qd)
             return rates(x, inputs(t, q, qd))
 
     jac = None
@@ -224,6 +214,15 @@ def simulate(
 
     speeds = _wave_speeds(model)
     worst = [(0.0, t0)] * len(speeds)
+
+    def watch(t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        """Report progress and keep the largest extension speed ratio U/U_g of each translating link."""
+        if progress is not None:
+            progress(t)
+        for k, (index, wave_speed) in enumerate(speeds):
+            ratio = abs(qd[index]) * q[index] / wave_speed
+            if ratio > worst[k][0]:
+                worst[k] = (ratio, t)
 
     x0 = np.concatenate([q0, qd0, a0, [0.0, 0.0]])
     start = time.perf_counter()

@@ -122,7 +122,7 @@ from core import validation as check
 from shapes.base import _check_eta
 from shapes.clamped import clamped_coefficients, clamped_evaluate
 from shapes.clamped_roots import clamped_mass_count, clamped_mass_partials, clamped_mass_roots
-from shapes.quadrature import composite_gauss
+from shapes.quadrature import panel_rule
 
 #: Root trackers (see the module docstring).
 TRACKERS = ("root", "table", "ode")
@@ -168,17 +168,9 @@ _KEYS = (
 )
 
 
-@lru_cache(maxsize=64)
-def _rule(panels: int) -> tuple[np.ndarray, np.ndarray]:
-    nodes, weights = composite_gauss(np.linspace(0.0, 1.0, panels + 1), QUADRATURE_POINTS)
-    nodes.setflags(write=False)
-    weights.setflags(write=False)
-    return nodes, weights
-
-
 def quadrature_rule(max_beta: float) -> tuple[np.ndarray, np.ndarray]:
     """Composite Gauss rule on [0, 1] for the integrals of :meth:`LengthFollowing.taylor`."""
-    return _rule(math.ceil(max(float(max_beta), 0.0) / math.pi) + EXTRA_PANELS)
+    return panel_rule(math.ceil(max(float(max_beta), 0.0) / math.pi) + EXTRA_PANELS, QUADRATURE_POINTS)
 
 
 @lru_cache(maxsize=8)

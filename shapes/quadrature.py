@@ -46,8 +46,9 @@ def composite_gauss(edges: np.ndarray, points: int) -> tuple[np.ndarray, np.ndar
 
 
 @lru_cache(maxsize=64)
-def _rule(panels: int) -> tuple[np.ndarray, np.ndarray]:
-    nodes, weights = composite_gauss(np.linspace(0.0, 1.0, panels + 1), POINTS_PER_PANEL)
+def panel_rule(panels: int, points: int = POINTS_PER_PANEL) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only composite Gauss rule of ``points`` points on each of ``panels`` equal panels of [0, 1]."""
+    nodes, weights = composite_gauss(np.linspace(0.0, 1.0, panels + 1), points)
     nodes.setflags(write=False)
     weights.setflags(write=False)
     return nodes, weights
@@ -69,4 +70,4 @@ def gauss_rule(max_wavenumber: float) -> tuple[np.ndarray, np.ndarray]:
     # A product of two shapes oscillates with wavenumber up to 2β, i.e. β/π
     # full periods on [0, 1]: one panel per period keeps each panel smooth.
     panels = int(np.ceil(max(float(max_wavenumber), 0.0) / np.pi)) + EXTRA_PANELS
-    return _rule(panels)
+    return panel_rule(panels)

@@ -72,6 +72,16 @@ def three_ways(tmp_path_factory):
     return results, folder / "out", figures
 
 
+def run_simulation(tmp_path, name: str, extra: str, shapes: str) -> pd.DataFrame:
+    """An AMM study of the CONFIG with its maneuver (lengths, end, eigen_points) replaced by ``extra``."""
+    text = CONFIG.replace("lengths = [0.3, 1.0]\n", "").replace("eigen_points = 11\n", "")
+    text = text.replace("end = [3.141592653589793, -1.5707963267948966]\n", "")
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text.format(backends='["amm"]', extra=extra, shapes=shapes))
+    assert cli.main(["run", str(path), "--output", str(tmp_path / name)]) == 0
+    return pd.read_csv(tmp_path / name / "results.csv")
+
+
 def test_extension_is_stable_and_retraction_unstable_with_every_discretization(three_ways):
     """Seed 002 §IV–V, Figs. 6–7: along the preset's 1 s maneuver under the decoupling
     controller the closed-loop flexible eigenvalues stay in the left half-plane while the link
@@ -141,12 +151,7 @@ def test_simulated_energy_and_stiffness_power_follow_the_direction(tmp_path):
         'lengths = [0.7, 1.0]\nT = 0.5\nblend = 0.1\nmethod = "LSODA"\nrtol = 1e-6\natol = 1e-9\n'
         "output_points = 51\neigen_points = 3\ninitial_deflection = 0.01"
     )
-    text = CONFIG.replace("lengths = [0.3, 1.0]\n", "").replace("eigen_points = 11\n", "")
-    text = text.replace("end = [3.141592653589793, -1.5707963267948966]\n", "")
-    path = tmp_path / "sim.toml"
-    path.write_text(text.format(backends='["amm"]', extra=extra, shapes='["clamped-mass"]'))
-    assert cli.main(["run", str(path), "--output", str(tmp_path / "sim")]) == 0
-    results = pd.read_csv(tmp_path / "sim" / "results.csv")
+    results = run_simulation(tmp_path, "sim", extra, '["clamped-mass"]')
     simulation = results[results["set"] == "simulation"]
     moving = simulation[simulation["l_dot"].abs() > 1e-9]
     assert len(moving) > 20
@@ -251,12 +256,7 @@ def test_simulated_roots_of_the_ode_tracker_stay_the_exact_roots(tmp_path):
         'method = "LSODA"\nrtol = 1e-6\natol = 1e-10\noutput_points = 11\neigen_points = 3\n'
         "initial_deflection = 0.0001"
     )
-    text = CONFIG.replace("lengths = [0.3, 1.0]\n", "").replace("eigen_points = 11\n", "")
-    text = text.replace("end = [3.141592653589793, -1.5707963267948966]\n", "")
-    path = tmp_path / "short.toml"
-    path.write_text(text.format(backends='["amm"]', extra=extra, shapes='["clamped-mass", "beta-ode"]'))
-    assert cli.main(["run", str(path), "--output", str(tmp_path / "short")]) == 0
-    results = pd.read_csv(tmp_path / "short" / "results.csv")
+    results = run_simulation(tmp_path, "short", extra, '["clamped-mass", "beta-ode"]')
     simulation = results[results["set"] == "simulation"]
     ode = simulation[simulation["tracker"] == "ode"]
     assert len(ode) == 22
@@ -274,7 +274,7 @@ def test_simulated_roots_of_the_ode_tracker_stay_the_exact_roots(tmp_path):
     assert (verdicts["simulated"] == "completed").all()
     # Both start from the same physical shape: 0.1 mm at the tip (the tip values of following
     # shapes are those of the free length, 0.9 m extending, 1.0 m retracting).
-    config = load_config(path)
+    config = load_config(tmp_path / "short.toml")
     analysis = StabilityAnalysis.model_validate(config.analysis)
     tips = tip_deflections(results, build_arm(config.arm), analysis)
     np.testing.assert_allclose(tips.loc[tips["time"] == 0, "tip_w3"], 1e-4, rtol=1e-9)
