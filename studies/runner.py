@@ -73,6 +73,7 @@ def execute_case(
     """Run one case with at most ``blas_threads`` BLAS threads; never raises (a failure
     is an outcome). Runs in workers too. What the case reports while it runs
     (:func:`studies.progress.report`) goes to ``status_file``."""
+    warm_up = _warm_up(kind_name, blas_threads)
     start = time.perf_counter()
     started = datetime.now(UTC).isoformat()
     with (
@@ -102,7 +103,30 @@ def execute_case(
         "rows": rows_out,
         "started": started,
         "wall_time": time.perf_counter() - start,
+        "warm_up": warm_up,
     }
+
+
+#: Kinds warmed up in this process (see :func:`_warm_up`).
+_WARM: set[str] = set()
+
+
+def _warm_up(kind_name: str, blas_threads: int) -> float | None:
+    """Run the kind's :meth:`~studies.kinds.base.StudyKind.warm_up` once per process, before the
+    first case's clock starts, so that case's wall time does not carry the imports and the
+    compiled kernels' loading (seconds) the others do not; returns its seconds (None when done
+    before). A failing warm-up is left to the case to report."""
+    if kind_name in _WARM:
+        return None
+    _WARM.add(kind_name)
+    start = time.perf_counter()
+    try:
+        with threadpool_limits(limits=blas_threads, user_api="blas"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            KINDS[kind_name].warm_up()
+    except Exception:  # the case itself will meet and report the problem
+        pass
+    return time.perf_counter() - start
 
 
 def new_folder(name: str, output: Path | None) -> Path:

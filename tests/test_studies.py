@@ -915,3 +915,25 @@ def test_a_convergence_summary_weighs_accuracy_against_cost(tmp_path):
     table = pd.read_csv(first / "cost_to_accuracy.csv")
     assert list(table.columns) == ["backend", "shape", "target", "n_dof", "size", "wall_time_s"]
     assert sorted(set(table["target"])) == [1e-6, 1e-4, 1e-2]
+
+
+def test_the_first_case_of_a_worker_is_not_charged_for_the_warm_up(tmp_path, monkeypatch):
+    """A kind's warm_up runs once per process before the first case's clock starts: its seconds
+    are recorded beside the case (``warm_up``), not in its ``wall_time``, and later cases of the
+    same process skip it (so the cost table compares cases, not their order in a worker)."""
+    import time
+
+    from studies.config import build_arm, expand_cases
+    from studies.kinds import KINDS
+
+    config = load_config(write(tmp_path, SMALL))
+    kind = KINDS[config.study.kind]
+    monkeypatch.setattr(runner, "_WARM", set())
+    original = type(kind).warm_up
+    monkeypatch.setattr(type(kind), "warm_up", lambda self: (original(self), time.sleep(0.5)))
+    analysis = kind.analysis_schema.model_validate(config.analysis).model_dump()
+    arm = build_arm(config.arm).to_dict()
+    first, second = (runner.execute_case(kind.name, arm, case, analysis) for case in expand_cases(config)[:2])
+    assert first["status"] == second["status"] == "ok"
+    assert first["warm_up"] >= 0.5 and first["wall_time"] < 0.5
+    assert second["warm_up"] is None

@@ -79,6 +79,12 @@ class StudyKind(ABC):
         a kind may add columns (e.g. per simulated second)."""
         return costs
 
+    def warm_up(self) -> None:
+        """Load what every case of this kind loads on first use (imports, compiled kernels), once
+        per worker process and before any case's clock starts (``wall_time_s`` then compares
+        cases, not which case came first in its worker). Default: nothing."""
+        return None
+
     def cost_report(
         self,
         results: pd.DataFrame,

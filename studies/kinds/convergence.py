@@ -201,7 +201,8 @@ class Convergence(Frequencies):
         text = [
             "Cost to accuracy: per basis and target, the smallest case from which on every larger "
             f"case has all of the first {modes} frequencies within the target (|rel_error|), its "
-            "coordinates and the wall time of that case in this run (model build and eigen-solve). "
+            "coordinates and the wall time of that case in this run (model build and eigen-solve; each "
+            "worker first loads the imports and compiled kernels, which no case is charged for). "
             + " ".join(cheapest(table, modes))
         ]
         if plots and folder is not None:

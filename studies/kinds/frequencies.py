@@ -691,6 +691,19 @@ class Frequencies(StudyKind):
     #: blocks densely, (2E)² per link.
     coordinate_limit = 20_000
 
+    def warm_up(self) -> None:
+        """Both backends' first model and eigen-solves (dense and structured), with SciPy's
+        eigen-solvers and the compiled kernels loaded (~1–3 s in a fresh process)."""
+        import amm
+        import fem
+        from core.presets import lumped_two_link
+
+        arm = lumped_two_link()
+        for model in (amm.AssumedModesModel(arm, modes=2), fem.FiniteElementModel(arm, elements=80)):
+            model.natural_frequencies(model.home(), count=2)
+            model.natural_frequencies(model.home(), count=2, method="dense")
+            model.forward_dynamics(model.home(), 0 * model.home(), [0.0, 0.0])
+
     def validate(self, arm, analysis):
         joint_configuration(arm, analysis.configuration, "analysis.configuration")
         if isinstance(analysis, FrequencyAnalysis):
