@@ -24,7 +24,12 @@ generated model (composite solver: M, h and G from the generated code, a
 Cholesky solve) against the engine's compiled ``mass_matrix`` and
 ``forward_dynamics(..., solver="recursive")``, at fresh random states
 (:func:`studies.kinds.timing.call_time`), and the ratio generated / engine of
-the forward dynamics. Run it with one BLAS thread.
+the forward dynamics. A third table is the space arm (``space_arm_3link``, 15
+coordinates, two bending planes per link): derive, ``to_numeric`` and numba
+compile times (``to_numeric(compiled=True)``; a later run loads the cached
+machine code) and the forward dynamics of the compiled and the lambdified code
+against the engine's recursive and composite solvers, as ratios to the
+engine's fastest. Run it with one BLAS thread.
 """
 
 from __future__ import annotations
@@ -102,6 +107,7 @@ def main() -> None:
     )
     parser.add_argument("--eval-max", type=int, default=4, help="largest N whose evaluation is timed")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of timing per function")
+    parser.add_argument("--no-space-arm", action="store_true", help="skip the space-arm row")
     args = parser.parse_args()
     print(
         "| arm | N | coordinates | derive [s] | numeric [s] | brute force [s] | seed 003 proposed / traditional [s] |"
@@ -137,6 +143,50 @@ def main() -> None:
             f"| {fd_gen / fd_eng:.2f} |",
             flush=True,
         )
+    if not args.no_space_arm:
+        space_arm(args.budget)
+
+
+def space_arm(budget: float) -> None:
+    """The space arm (``core.presets.space_arm_3link``: 3 flexible links bending in and out of
+    plane, 2 clamped-free modes per plane, 15 coordinates): generation, numba compilation and
+    evaluation of the compiled forward dynamics against the engine's fastest path, one run."""
+    from amm import AssumedModesModel
+    from core.presets import space_arm_3link
+
+    arm = space_arm_3link()
+    eom = derive(arm, shape="clamped-free", modes=2)
+    start = time.perf_counter()
+    lambdified = eom.to_numeric()
+    numeric = time.perf_counter() - start
+    compiled = eom.to_numeric(compiled=True)  # compile_seconds: write, compile or load, first call
+    engine = AssumedModesModel(arm, shape="clamped-free", modes=2)
+    tau = np.zeros(3)
+    from studies.kinds.timing import call_time
+
+    times = {}
+    for name, function, timed in (
+        ("compiled", lambda q, qd: compiled.forward_dynamics(q, qd, tau), compiled),
+        ("lambdified", lambda q, qd: lambdified.forward_dynamics(q, qd, tau), lambdified),
+        ("engine recursive", lambda q, qd: engine.forward_dynamics(q, qd, tau, solver="recursive"), engine),
+        ("engine composite", lambda q, qd: engine.forward_dynamics(q, qd, tau), engine),
+    ):
+        function(timed.home(), np.zeros(timed.n_dof))
+        times[name] = call_time(function, timed, np.random.default_rng(0), budget, calls=2000)
+    fastest = min(times["engine recursive"], times["engine composite"])
+    print()
+    print(
+        "| space arm (15 coordinates) | derive [s] | to_numeric [s] | numba compile (or cache load) [s] "
+        "| forward dynamics compiled / lambdified / engine recursive / engine composite [µs] "
+        "| compiled / engine fastest | lambdified / engine fastest |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| space-arm-3link | {eom.seconds:.2f} | {numeric:.2f} | {compiled.compile_seconds:.2f} "
+        f"| {times['compiled']:.1f} / {times['lambdified']:.1f} / {times['engine recursive']:.1f} / "
+        f"{times['engine composite']:.1f} | {times['compiled'] / fastest:.2f} | {times['lambdified'] / fastest:.2f} |",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

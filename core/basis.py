@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -37,42 +37,63 @@ class BeamBasis:
     ----------
     length : float  [m]
     frame : {"clamped", "pinned"}
-    mass : ndarray, shape (n, n)  [m]
+    mass : matrix, shape (n, n)  [m]
         ∫₀ᴸ φ_i φ_j ds.
     first : ndarray, shape (n,)  [m]
         ∫₀ᴸ φ_i ds.
     moment : ndarray, shape (n,)  [m²]
         ∫₀ᴸ s φ_i ds.
-    stiffness : ndarray, shape (n, n)  [1/m³]
+    stiffness : matrix, shape (n, n)  [1/m³]
         ∫₀ᴸ φ_i'' φ_j'' ds (d/ds).
     tip_value, tip_slope, root_slope : ndarray, shape (n,)
         φ(L) [-], φ'(L) [1/m], φ'(0) [1/m].
     evaluate : callable
-        ``evaluate(s)`` for s an array of positions [m] → (values (n, m), slopes (n, m)).
+        ``evaluate(s)`` for s an array of positions [m] → (values (n, m), slopes (n, m)),
+        dense ndarrays.
     description : str
         For reports, e.g. ``"clamped-free, 4 modes"``.
-    deformations, deformation_stiffness : ndarray, shape (n, n), optional
+    deformations : operator, shape (n, n), optional
         Coordinates z with δ = T z (``deformations`` = T) in which the stiffness
         K_z = Tᵀ (∫φ''φ''ᵀ) T is known exactly and without cancellation
-        (``deformation_stiffness``). Fine element meshes need them: the
+        (``deformation_stiffness``, a matrix). Fine element meshes need them: the
         assembled ∫φ''φ''ᵀ has entries ~1/h³ whose sums cancel to O(1) on a smooth
         mode, so its lowest eigenvalues lose ~ε N⁴ relative (:mod:`fem.eigen`).
         None: the basis stiffness itself is exact (assumed modes: diagonal β⁴).
+
+    Representation contract (what a consumer may assume)
+    ----------------------------------------------------
+    The vectors (``first``, ``moment``, the end values) are always 1-D ndarrays. The
+    square blocks may be *structured*, so that a fine mesh costs O(n), not O(n²):
+
+    * a **matrix** (``mass``, ``stiffness``, ``deformation_stiffness``) is a dense
+      ndarray or a scipy.sparse matrix/array (banded for Hermite elements). A consumer
+      may use ``.shape``, ``A @ x`` for x of shape (n,) or (n, k) (giving an ndarray),
+      ``A.diagonal(k)`` (sparse) / ``np.diagonal`` (dense), scalar multiplication, and
+      nothing else without :func:`dense`;
+    * an **operator** (``deformations``) is any of the above or a
+      ``scipy.sparse.linalg.LinearOperator``: ``.shape``, ``T @ x`` and ``T.T @ x`` for
+      x of shape (n,) or (n, k), O(n) per column.
+
+    Assumed-modes bases (a few modes) hold dense ndarrays; element bases hold sparse
+    matrices and an O(n) operator. Whoever needs a dense block (the dense dynamics,
+    the compiled chain, the dense eigen-solve) calls :func:`dense` (or
+    :meth:`BeamBasis.dense`) once and caches the result: identical values to the
+    blocks an older dense basis stored.
     """
 
     length: float
     frame: Literal["clamped", "pinned"]
-    mass: np.ndarray
+    mass: Any
     first: np.ndarray
     moment: np.ndarray
-    stiffness: np.ndarray
+    stiffness: Any
     tip_value: np.ndarray
     tip_slope: np.ndarray
     root_slope: np.ndarray
     evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False)
     description: str = ""
-    deformations: np.ndarray | None = field(default=None, repr=False)
-    deformation_stiffness: np.ndarray | None = field(default=None, repr=False)
+    deformations: Any = field(default=None, repr=False)
+    deformation_stiffness: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.frame not in FRAMES:
@@ -86,14 +107,79 @@ class BeamBasis:
             "tip_slope": (n,),
             "root_slope": (n,),
         }
+        for name in ("deformations", "deformation_stiffness"):
+            if getattr(self, name) is not None:
+                shapes[name] = (n, n)
         for name, shape in shapes.items():
-            if getattr(self, name).shape != shape:
-                raise ValueError(f"basis {name} must have shape {shape}, got {getattr(self, name).shape}")
+            value = getattr(self, name)
+            if tuple(getattr(value, "shape", ())) != shape:
+                raise ValueError(f"basis {name} must have shape {shape}, got {getattr(value, 'shape', None)}")
+        for name in ("mass", "stiffness", "deformation_stiffness"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, np.ndarray) or is_sparse(value)):
+                raise TypeError(
+                    f"basis {name} must be an ndarray or a scipy.sparse matrix, got {type(value).__name__}"
+                )
+        if self.deformations is not None and not (
+            isinstance(self.deformations, np.ndarray)
+            or is_sparse(self.deformations)
+            or _is_operator(self.deformations)
+        ):
+            raise TypeError(
+                "basis deformations must be an ndarray, a scipy.sparse matrix or a LinearOperator, "
+                f"got {type(self.deformations).__name__}"
+            )
 
     @property
     def n(self) -> int:
         """Number of basis functions."""
         return int(self.tip_value.shape[0])
+
+    @property
+    def structured(self) -> bool:
+        """Whether any block is held in structured (sparse or operator) form."""
+        return any(
+            value is not None and not isinstance(value, np.ndarray)
+            for value in (self.mass, self.stiffness, self.deformations, self.deformation_stiffness)
+        )
+
+    def dense(self, name: str) -> np.ndarray | None:
+        """Block ``name`` (``"mass"``, ``"stiffness"``, ``"deformations"``,
+        ``"deformation_stiffness"``) as a dense ndarray (None if absent): O(n²) memory."""
+        if name not in ("mass", "stiffness", "deformations", "deformation_stiffness"):
+            raise ValueError(f"basis has no block {name!r}")
+        return dense(getattr(self, name))
+
+
+def is_sparse(value) -> bool:
+    """A scipy.sparse matrix or array (duck-typed: SciPy is not imported for the check)."""
+    return hasattr(value, "toarray") and hasattr(value, "tocsr")
+
+
+def _is_operator(value) -> bool:
+    return hasattr(value, "matvec") and hasattr(value, "rmatvec") and hasattr(value, "shape")
+
+
+def dense(value) -> np.ndarray | None:
+    """A basis block of any representation of the :class:`BeamBasis` contract as a dense
+    ndarray: ndarrays unchanged (not copied), sparse matrices by ``toarray()``, operators
+    applied to the identity (``T @ 1``; O(n²) memory)."""
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    if is_sparse(value):
+        return value.toarray()
+    if _is_operator(value):
+        return np.asarray(value @ np.eye(value.shape[1]))
+    return np.asarray(value)
+
+
+def sandwich_product(U: np.ndarray, A, V: np.ndarray | None = None) -> np.ndarray:
+    """Uᵀ A V (V = U by default) for a basis block A of any representation: dense blocks as
+    ``U.T @ A @ V`` (as always), structured ones as ``U.T @ (A @ V)`` (no dense A)."""
+    V = U if V is None else V
+    if isinstance(A, np.ndarray):
+        return U.T @ A @ V
+    return U.T @ np.asarray(A @ V)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,11 +268,11 @@ class TranslatingBasis:
             raise ValueError(f"translating basis: expected a unit-length basis, got length {basis.length!r}")
         eta, weights = composite_gauss(breakpoints, points)
         psi, slope = basis.evaluate(eta)
-        return cls(
-            mass=basis.mass,
+        return cls(  # a translating body is dense (its blocks scale with the free length)
+            mass=dense(basis.mass),
             first=basis.first,
             moment=basis.moment,
-            stiffness=basis.stiffness,
+            stiffness=dense(basis.stiffness),
             slope_first=slope @ (weights * eta),
             slope_second=slope @ (weights * eta**2),
             cross=(psi * weights * eta) @ slope.T,

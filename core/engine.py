@@ -29,6 +29,15 @@ inverse dynamics do not use ∂M/∂q: by default M, h = C q̇, G and
 from the numpy engine — M and G from one real kinematics pass, h from
 :mod:`core.newton_euler`, the articulated-body solve of :mod:`core.recursive`.
 
+Dense data on first use: the constructor keeps each basis in its own representation
+(:class:`~core.basis.BeamBasis`: sparse blocks and an O(n) deformation operator for
+element meshes) and builds nothing of size n_dof² or m² per link. K, D (with the modal
+damping's eigen-solve), the bodies' m × m blocks and the compiled chain are computed when a
+primitive first needs them and cached (the same values as building them eagerly). The
+structured eigen-solve (``natural_frequencies(count=...)``, :mod:`core.structured`) needs
+none of them: O(n_dof) time and memory. M(q), forward dynamics and simulations of fine
+meshes stay dense (O(n_dof²) memory, O(m³) per link and step).
+
 Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 τ_c = −F_c tanh(u/ε) (default, ε = ``coulomb_velocity``) or ``"sign"``
 τ_c = −F_c sign(u), with u = (Bᵀq̇)_i the actuated rate.
@@ -38,16 +47,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 import numpy as np
 
 from core import validation as check
 from core.arm import Arm
-from core.basis import BeamBasis, TranslatingBasis
+from core.basis import BeamBasis, TranslatingBasis, dense
 from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
-from core.flexible_body import FlexibleBody, TranslatingBody, sandwich
+from core.flexible_body import FlexibleBody, TranslatingBody, _place
 from core.kinematics import ChainKinematics, TipMap, check_free_length
 from core.model import Model
 from core.newton_euler import bias_terms
@@ -148,17 +157,28 @@ class ChainModel(Model):
             names += [f"w{number}_{k}" for k in range(1, n + 1)]
             if planes == 2:
                 names += [f"v{number}_{k}" for k in range(1, n + 1)]
-            E_y, E_z = body.E
             translation = np.vstack(
-                [np.zeros(body.n_coordinates), basis.tip_value @ E_y, basis.tip_value @ E_z]
+                [
+                    np.zeros(body.n_coordinates),
+                    body.to_plane(basis.tip_value, 0),
+                    body.to_plane(basis.tip_value, 1),
+                ]
             )
             if arm.tip_rotation == "slope":
                 rotation = np.vstack(
-                    [np.zeros(body.n_coordinates), -basis.tip_slope @ E_z, basis.tip_slope @ E_y]
+                    [
+                        np.zeros(body.n_coordinates),
+                        -body.to_plane(basis.tip_slope, 1),
+                        body.to_plane(basis.tip_slope, 0),
+                    ]
                 )
             else:  # chord: the equivalent joint angle w(L)/L (the kinematics divide by l if translating)
                 rotation = np.vstack(
-                    [np.zeros(body.n_coordinates), -basis.tip_value @ E_z, basis.tip_value @ E_y]
+                    [
+                        np.zeros(body.n_coordinates),
+                        -body.to_plane(basis.tip_value, 1),
+                        body.to_plane(basis.tip_value, 0),
+                    ]
                 ) / (1.0 if translating else link.length)
             follow = None
             if translating and body.following is not None:
@@ -171,19 +191,41 @@ class ChainModel(Model):
         self._n_joints = n_joints
         self.kinematics = ChainKinematics(arm, tip_maps, len(names))
         self._B = self._build_input_matrix()
-        self._K = self._build_stiffness()
-        self._D = self._build_damping()
+        # Translating links: their unit stiffness blocks (dense; K is filled in per configuration).
+        self._unit_stiffness = {number: self._stiffness_block(number) for number in self.translating}
         self._coulomb = np.array([j.coulomb_friction for j in arm.joints], dtype=float)
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
         self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G; see _real_terms
         if not isinstance(compiled, bool):
             raise TypeError(f"compiled must be True or False, got {compiled!r}")
-        #: The compiled recursions (:class:`core.compiled.CompiledChain`), or None.
-        self.compiled = None
-        if compiled:
+        self._compile = compiled
+        self._compiled_chain = None
+
+    # -- dense data built on first use ---------------------------------------------------
+    # A fine element mesh gives n_dof in the thousands: the constructor builds nothing of
+    # size n_dof² (nor (2E)² per link). K, D and the compiled chain (which holds every
+    # body's dense blocks) are computed on first use and cached; the structured eigen-solve
+    # (core.structured) never asks for them. Simulations and forward dynamics of fine meshes
+    # do: they stay dense (O(n_dof²) memory, O(n_dof³) per factorization).
+    @property
+    def compiled(self):
+        """The compiled recursions (:class:`core.compiled.CompiledChain`; built on first use,
+        ~0.3 s to load numba), or None for ``compiled=False``."""
+        if self._compile and self._compiled_chain is None:
             from core.compiled import compile_chain  # numba loads on first use (~0.3 s)
 
-            self.compiled = compile_chain(self)
+            self._compiled_chain = compile_chain(self)
+        return self._compiled_chain
+
+    @cached_property
+    def _K(self) -> np.ndarray:
+        """Dense K of the fixed-length links (translating blocks: per configuration)."""
+        return self._build_stiffness()
+
+    @cached_property
+    def _D(self) -> np.ndarray:
+        """Dense D of the fixed-length links and the joints (translating links: per configuration)."""
+        return self._build_damping()
 
     def rebuild(self, arm: Arm) -> ChainModel:
         """The same discretization on another arm (see :meth:`Model.rebuild`).
@@ -213,29 +255,25 @@ class ChainModel(Model):
             joint = self.arm.joints[number - 1]
             if basis.frame == "pinned" and joint.kind == "revolute":
                 # The hub turns with the beam root: hub angle = q_i + w'(0).
-                E_y = self.bodies[number].E[0]
-                B[self.flex_columns[number], number - 1] = basis.root_slope @ E_y
+                B[self.flex_columns[number], number - 1] = self.bodies[number].to_plane(basis.root_slope, 0)
         return B
 
     def _stiffness_block(self, number: int) -> np.ndarray:
         """EI ∫φ''φ''ᵀ per plane; for a translating link the unit-length block (× 1/l³)."""
-        link, basis = self.arm.links[number - 1], self.bases[number]
-        E_y, E_z = self.bodies[number].E
-        block = link.EI * sandwich(E_y, basis.stiffness, E_y)
-        if self.bodies[number].planes == 2:
-            block = block + link.EI_out * sandwich(E_z, basis.stiffness, E_z)
+        link, basis, body = self.arm.links[number - 1], self.bases[number], self.bodies[number]
+        stiffness = dense(basis.stiffness)
+        y, z = _plane_blocks(body)
+        block = link.EI * y(stiffness)
+        if body.planes == 2:
+            block = block + link.EI_out * z(stiffness)
         return block
 
     def _build_stiffness(self) -> np.ndarray:
         """K of the fixed-length links (translating blocks are filled in per configuration)."""
         K = np.zeros((self.n_dof, self.n_dof))
-        self._unit_stiffness = {}
         for number in self.bases:
-            cols = self.flex_columns[number]
-            if number in self.translating:
-                self._unit_stiffness[number] = self._stiffness_block(number)
-            else:
-                K[cols, cols] = self._stiffness_block(number)
+            if number not in self.translating:
+                K[self.flex_columns[number], self.flex_columns[number]] = self._stiffness_block(number)
         return K
 
     @staticmethod
@@ -285,11 +323,11 @@ class ChainModel(Model):
         if follow is None:
             return 0.0 * block if derivative else block
         link = self.arm.links[number - 1]
-        E_y, E_z = self.bodies[number].E
         unit = _series(follow.taylor, l, "stiffness", derivative)
-        out = link.EI * sandwich(E_y, unit, E_y)
+        y, z = _plane_blocks(self.bodies[number])
+        out = link.EI * y(unit)
         if self.bodies[number].planes == 2:
-            out = out + link.EI_out * sandwich(E_z, unit, E_z)
+            out = out + link.EI_out * z(unit)
         return out
 
     def _free_length(self, q, number: int):
@@ -336,14 +374,14 @@ class ChainModel(Model):
         K_z = np.zeros((self.n_dof, self.n_dof))
         for number, basis in self.bases.items():
             link, body = self.arm.links[number - 1], self.bodies[number]
-            T = np.eye(basis.n) if basis.deformations is None else basis.deformations
-            K = basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness
-            E_y, E_z = body.E
+            T = np.eye(basis.n) if basis.deformations is None else dense(basis.deformations)
+            K = dense(basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness)
+            y, z = _plane_blocks(body)
             cols = self.flex_columns[number]
-            Z[cols, cols] = sandwich(E_y, T, E_y) + sandwich(E_z, T, E_z)
-            K_z[cols, cols] = link.EI * sandwich(E_y, K, E_y)
+            Z[cols, cols] = y(T) + z(T)
+            K_z[cols, cols] = link.EI * y(K)
             if body.planes == 2:
-                K_z[cols, cols] += link.EI_out * sandwich(E_z, K, E_z)
+                K_z[cols, cols] += link.EI_out * z(K)
         return Z, K_z
 
     def damping_matrix(self, q) -> np.ndarray:
@@ -463,7 +501,7 @@ class ChainModel(Model):
         """Drop every cached per-configuration quantity (the shapes of a translating link changed)."""
         self._real_cache.clear()
         self._terms.cache_clear()
-        if self.compiled is not None:
+        if self._compiled_chain is not None:
             self.compiled.invalidate()
 
     def friction_forces(self, q, qd) -> np.ndarray:
@@ -684,7 +722,7 @@ class ChainModel(Model):
             if not self.arm.links[int(number) - 1].is_flexible:
                 out[:, at] = f.p_link[:, None] + np.einsum("bij,bpj->bpi", f.R_link, local)
                 continue
-            basis, (E_y, E_z) = self.bases[int(number)], self.bodies[int(number)].E
+            basis, body = self.bases[int(number)], self.bodies[int(number)]
             if int(number) in self.translating:
                 follow = basis.follow
                 values = np.stack(
@@ -700,8 +738,8 @@ class ChainModel(Model):
             else:
                 values = basis.evaluate(np.clip(here, 0.0, basis.length))[0][None]
             delta = Q[:, self.flex_columns[int(number)]]
-            local[..., 1] = np.einsum("bnp,nm,bm->bp", values, E_y, delta)
-            local[..., 2] = np.einsum("bnp,nm,bm->bp", values, E_z, delta)
+            local[..., 1] = np.einsum("bnp,bn->bp", values, body.plane(delta, 0))
+            local[..., 2] = np.einsum("bnp,bn->bp", values, body.plane(delta, 1))
             local[:, here <= 0.0, 1:] = 0.0
             out[:, at] = f.p_link[:, None] + np.einsum("bij,bpj->bpi", f.R_body, local)
         return out
@@ -713,10 +751,9 @@ class ChainModel(Model):
             body, tip = self.bodies[number], self.bases[number].tip_value
             if number in self.translating and body.following is not None:
                 tip = body.following.taylor(float(self._free_length(q, number)), order=0)["tip_value"][0]
-            E_y, E_z = body.E
-            out[f"tip_w{number}"] = float(tip @ E_y @ q[columns])
+            out[f"tip_w{number}"] = float(tip @ body.plane(q[columns], 0))
             if body.planes == 2:
-                out[f"tip_v{number}"] = float(tip @ E_z @ q[columns])
+                out[f"tip_v{number}"] = float(tip @ body.plane(q[columns], 1))
         return out
 
     def tip_position(self, q) -> np.ndarray:
@@ -798,6 +835,14 @@ class ChainModel(Model):
         if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability
             return super().inverse_dynamics(q, qd, qdd)
         return self.generalized_forces(q, qd, qdd)  # a rigid chain: B = 1, τ = Q exactly
+
+
+def _plane_blocks(body):
+    """Two functions X ↦ E_yᵀ X E_y and X ↦ E_zᵀ X E_z (X (…, n, n) → (…, m, m)) of a body's
+    planes, by placement (no dense selectors, no products)."""
+    y, z = body.plane_columns
+    m = body.n_coordinates
+    return (lambda X: _place(X, y, y, m)), (lambda X: _place(X, z, z, m))
 
 
 def _series(taylor, l, name: str, derivative: int = 0) -> np.ndarray:

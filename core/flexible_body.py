@@ -25,10 +25,12 @@ model keeps (the rotation of the inertia tensor itself is of higher order).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from core.arm import Link
-from core.basis import BeamBasis
+from core.basis import BeamBasis, dense
 from core.rotations import cross, skew
 
 
@@ -63,7 +65,34 @@ def _place(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, m: int) -> np.ndar
     return out
 
 
-class FlexibleBody:
+class _Planes:
+    """The bending planes of a body's m = n · planes coordinates, by index (no dense selectors)."""
+
+    basis: object
+    n_coordinates: int
+    plane_columns: list[np.ndarray]
+
+    def _set_planes(self, n: int, planes: int) -> None:
+        #: The link coordinates of each bending plane (in-plane, out-of-plane; the second
+        #: empty for one plane): δ_a = δ[plane_columns[a]] = E_a δ.
+        self.plane_columns = [np.arange(n), np.arange(n, 2 * n) if planes == 2 else np.zeros(0, dtype=int)]
+
+    def to_plane(self, vector: np.ndarray, plane: int) -> np.ndarray:
+        """vᵀ E_a: a basis-coefficient vector (n,) placed in the coordinates of ``plane``
+        (0 in-plane, 1 out-of-plane; zeros for an absent plane), shape (m,)."""
+        out = np.zeros(self.n_coordinates, dtype=np.result_type(vector, float))
+        out[self.plane_columns[plane]] = vector if self.plane_columns[plane].size else 0.0
+        return out
+
+    def plane(self, delta: np.ndarray, plane: int) -> np.ndarray:
+        """E_a δ: the basis coefficients of ``plane`` in δ (…, m) → (…, n) (zeros for an absent plane)."""
+        columns = self.plane_columns[plane]
+        if columns.size:
+            return delta[..., columns]
+        return np.zeros((*np.shape(delta)[:-1], self.basis.n), dtype=np.result_type(delta, float))
+
+
+class FlexibleBody(_Planes):
     """Precomputed, δ-independent inertia data of one flexible link.
 
     Parameters
@@ -71,9 +100,16 @@ class FlexibleBody:
     link : Link
         A flexible link.
     basis : BeamBasis
-        Its basis (the same functions in both bending planes).
+        Its basis (the same functions in both bending planes), of any representation of
+        the :class:`~core.basis.BeamBasis` contract.
     planes : int
         1 (in-plane bending only) or 2 (also out-of-plane).
+
+    The thin data (``A``, ``B``, the rotary coupling, ``plane_columns``) is built at once,
+    O(m) for a structured basis; the m × m blocks (``N``, ``M_δδ``, ``rotary_δδ``, the
+    plane selectors ``E``) are dense and computed on first use (cached): the dense dynamics
+    (M(q), the compiled chain, forward dynamics) need them, O(m²) memory and more for a
+    fine element mesh; the structured eigen-solve (:mod:`core.structured`) does not.
     """
 
     def __init__(self, link: Link, basis: BeamBasis, planes: int) -> None:
@@ -81,43 +117,73 @@ class FlexibleBody:
         m = n * planes
         self.n_coordinates = m
         self.planes = planes
-        self.E = E_y, E_z = _plane_selectors(n, planes)
+        self.basis = basis
+        self._set_planes(n, planes)
         rho = link.mass_per_length
         L = link.length
         lumped = link.lumped_masses
-        positions = np.array([lm.position for lm in lumped], dtype=float)
-        masses = np.array([lm.mass for lm in lumped], dtype=float)
-        inertias = np.array([lm.inertia for lm in lumped], dtype=float)
+        self._rho = rho
+        self._positions = positions = np.array([lm.position for lm in lumped], dtype=float)
+        self._masses = masses = np.array([lm.mass for lm in lumped], dtype=float)
+        self._inertias = inertias = np.array([lm.inertia for lm in lumped], dtype=float)
         if lumped:
             values, slopes = basis.evaluate(positions)  # (n, k)
         else:
             values = slopes = np.zeros((n, 0))
+        self._values = values
 
         self.mass = rho * L + masses.sum()
         self.first_x = rho * L**2 / 2 + masses @ positions
         self.second_x = rho * L**3 / 3 + masses @ positions**2
         mode_first = rho * basis.first + values @ masses  # ∫φ dm, (n,)
         mode_moment = rho * basis.moment + values @ (masses * positions)  # ∫sφ dm
-        mode_mass = rho * basis.mass + (values * masses) @ values.T  # ∫φφᵀ dm
         # A = ∫Φ dm and B = ∫sΦ dm, shape (3, m); row 0 (axial) is zero.
-        self.A = np.vstack([np.zeros(m), mode_first @ E_y, mode_first @ E_z])
-        self.B = np.vstack([np.zeros(m), mode_moment @ E_y, mode_moment @ E_z])
-        # N[a][b] = ∫ Φ_aᵀ Φ_b dm for the bending rows a, b ∈ {y, z}.
-        self.N = [[sandwich(E_a, mode_mass, E_b) for E_b in self.E] for E_a in self.E]
+        self.A = np.vstack([np.zeros(m), self.to_plane(mode_first, 0), self.to_plane(mode_first, 1)])
+        self.B = np.vstack([np.zeros(m), self.to_plane(mode_moment, 0), self.to_plane(mode_moment, 1)])
         # Rotary inertia of the lumped masses.
         self.rotary_ΩΩ = np.diag([0.0, inertias.sum(), inertias.sum()])
-        psi_rows = [  # Ψ_k = (0, −w_z', w_y') rows for every lumped mass
-            np.vstack([np.zeros(m), -slopes[:, k] @ E_z, slopes[:, k] @ E_y]) for k in range(len(lumped))
+        self._psi_rows = [  # Ψ_k = (0, −w_z', w_y') rows for every lumped mass
+            np.vstack([np.zeros(m), -self.to_plane(slopes[:, k], 1), self.to_plane(slopes[:, k], 0)])
+            for k in range(len(lumped))
         ]
         self.rotary_Ωδ = sum(
-            (np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, psi_rows, strict=True)), np.zeros((3, m))
+            (np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, self._psi_rows, strict=True)),
+            np.zeros((3, m)),
         )
-        self.rotary_δδ = sum(
-            (psi.T @ np.diag([0.0, J, J]) @ psi for J, psi in zip(inertias, psi_rows, strict=True)),
-            np.zeros((m, m)),
-        )
-        self.M_δδ = sum(self.N[a][a] for a in range(planes)) + self.rotary_δδ
         self._skew_x_B = skew(np.array([1.0, 0.0, 0.0])) @ self.B
+
+    @cached_property
+    def E(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense plane selectors E_y, E_z (n, m) (O(n m) memory; prefer :attr:`plane_columns`)."""
+        return _plane_selectors(self.basis.n, self.planes)
+
+    @cached_property
+    def _mode_mass(self) -> np.ndarray:
+        """∫φφᵀ dm (n, n), dense."""
+        values = self._values
+        return self._rho * dense(self.basis.mass) + (values * self._masses) @ values.T
+
+    @cached_property
+    def N(self) -> list[list[np.ndarray]]:
+        """N[a][b] = ∫ Φ_aᵀ Φ_b dm for the bending rows a, b ∈ {y, z}, dense (m, m) each."""
+        cols, m = self.plane_columns, self.n_coordinates
+        return [[_place(self._mode_mass, a, b, m) for b in cols] for a in cols]
+
+    @cached_property
+    def rotary_δδ(self) -> np.ndarray:
+        """Σ_k Ψ_kᵀ diag(0, J_k, J_k) Ψ_k (m, m), dense."""
+        return sum(
+            (
+                psi.T @ np.diag([0.0, J, J]) @ psi
+                for J, psi in zip(self._inertias, self._psi_rows, strict=True)
+            ),
+            np.zeros((self.n_coordinates, self.n_coordinates)),
+        )
+
+    @cached_property
+    def M_δδ(self) -> np.ndarray:
+        """∫ΦᵀΦ dm plus the lumped rotary inertia (m, m), dense."""
+        return sum(self.N[a][a] for a in range(self.planes)) + self.rotary_δδ
 
     def first_moment(self, delta: np.ndarray) -> np.ndarray:
         """S₁(δ) = ∫ρ dm in the beam frame [kg m], shape (..., 3) for δ of shape (..., m)."""
@@ -221,7 +287,7 @@ def _translating_arrays(unit: dict, E: tuple, rho: float, planes: int) -> dict:
 TAYLOR_ORDER = 3
 
 
-class TranslatingBody:
+class TranslatingBody(_Planes):
     """Inertia of a flexible link that slides through the hub of a prismatic joint.
 
     The beam frame sits at the hub exit (fixed in the previous link), x along
@@ -264,6 +330,7 @@ class TranslatingBody:
         self.planes = planes
         self.E = _plane_selectors(n, planes)
         self.basis = basis
+        self._set_planes(n, planes)
         self.following = getattr(basis, "follow", None)
         self.rho = link.mass_per_length
         self.L = link.length

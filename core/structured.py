@@ -66,16 +66,16 @@ def interface_vectors(model, number: int, q: np.ndarray) -> np.ndarray:
         values, slopes = basis.evaluate(positions)
         vectors += [*values.T, *slopes.T]
     delta = q[model.flex_columns[number]]
-    for E_a in body.E[: body.planes]:
-        d = E_a @ delta
+    for plane in range(body.planes):
+        d = body.plane(delta, plane)
         if np.any(d):
-            vectors += [d, basis.mass @ d]
+            vectors += [d, np.asarray(basis.mass @ d)]
     U, singular, _ = np.linalg.svd(np.column_stack(vectors), full_matrices=False)
     return U[:, singular > RANK_TOLERANCE * singular[0]]
 
 
 def _reduced_basis(basis, U: np.ndarray):
-    from core.basis import BeamBasis
+    from core.basis import BeamBasis, sandwich_product
 
     def evaluate(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         values, slopes = basis.evaluate(s)
@@ -84,10 +84,10 @@ def _reduced_basis(basis, U: np.ndarray):
     return BeamBasis(
         length=basis.length,
         frame=basis.frame,
-        mass=U.T @ basis.mass @ U,
+        mass=sandwich_product(U, basis.mass),
         first=U.T @ basis.first,
         moment=U.T @ basis.moment,
-        stiffness=U.T @ basis.stiffness @ U,
+        stiffness=sandwich_product(U, basis.stiffness),
         tip_value=U.T @ basis.tip_value,
         tip_slope=U.T @ basis.tip_slope,
         root_slope=U.T @ basis.root_slope,
@@ -107,11 +107,16 @@ class ChainStructure:
         One entry per flexible link and bending plane: its coordinates in q (array of
         indices), its mass block, its deformation map δ = T z, and the upper banded
         Cholesky factor of its stiffness in z (scipy ``cholesky_banded`` layout).
+
+    The blocks are used in the basis's own representation (:class:`~core.basis.BeamBasis`:
+    sparse mass and stiffness, T an O(n) operator for element meshes): O(n_dof · r) time
+    and memory, nothing dense of the size of a link's block.
     """
 
     def __init__(self, model, q: np.ndarray) -> None:
         import scipy.linalg
 
+        from core.basis import sandwich_product
         from core.engine import ChainModel
 
         if model.translating:
@@ -135,11 +140,9 @@ class ChainStructure:
             small_columns = np.arange(r)[reduced.flex_columns[number]]
             T = basis.deformations
             K_z = basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness
-            for plane, (E_a, F_a) in enumerate(
-                zip(body.E[: body.planes], small.E[: body.planes], strict=True)
-            ):
-                rows = columns[np.flatnonzero(E_a.sum(axis=0))]
-                W[np.ix_(rows, small_columns[np.flatnonzero(F_a.sum(axis=0))])] = U
+            for plane in range(body.planes):
+                rows = columns[body.plane_columns[plane]]
+                W[np.ix_(rows, small_columns[small.plane_columns[plane]])] = U
                 EI = link.EI if plane == 0 else link.EI_out
                 factor, bandwidth = _banded_cholesky(EI * K_z, scipy.linalg)
                 self.blocks.append((rows, link.mass_per_length * basis.mass, T, factor, bandwidth))
@@ -149,28 +152,38 @@ class ChainStructure:
             raise AssertionError("the configuration is not in the span of the reduced chain")
         BD_small = np.zeros((r, r))
         for rows, mass, *_ in self.blocks:
-            BD_small += W[rows].T @ mass @ W[rows]
+            BD_small += sandwich_product(W[rows], mass)
         self.C = reduced.mass_matrix(q_small) - BD_small
         self.G = reduced.gravity_stiffness(q_small)
         self.reduced = reduced
 
     def mass_matrix(self) -> np.ndarray:
         """Dense M (for tests): BD + W C Wᵀ."""
+        from core.basis import dense
+
         M = self.W @ self.C @ self.W.T
         for rows, mass, *_ in self.blocks:
-            M[np.ix_(rows, rows)] += mass
+            M[np.ix_(rows, rows)] += dense(mass)
         return M
 
 
-def _banded_cholesky(K: np.ndarray, linalg) -> tuple[np.ndarray, int]:
-    """Upper banded Cholesky factor of a symmetric positive definite block (its bandwidth
-    detected from the non-zeros)."""
-    rows, cols = np.nonzero(K)
+def _banded_cholesky(K, linalg) -> tuple[np.ndarray, int]:
+    """Upper banded Cholesky factor of a symmetric positive definite block, dense or sparse
+    (its bandwidth detected from the non-zeros; the band read from the diagonals, never a
+    dense copy of a sparse block)."""
+    from core.basis import is_sparse
+
+    if is_sparse(K):
+        coo = K.tocoo()
+        nonzero = coo.data != 0
+        rows, cols = coo.row[nonzero], coo.col[nonzero]
+    else:
+        rows, cols = np.nonzero(K)
     bandwidth = int(np.max(np.abs(rows - cols))) if rows.size else 0
     n = K.shape[0]
     banded = np.zeros((bandwidth + 1, n))
     for k in range(bandwidth + 1):
-        banded[bandwidth - k, k:] = np.diagonal(K, k)
+        banded[bandwidth - k, k:] = K.diagonal(k) if is_sparse(K) else np.diagonal(K, k)
     return linalg.cholesky_banded(banded, lower=False), bandwidth
 
 
@@ -210,7 +223,9 @@ def lowest_frequencies(
         joint_rows = np.arange(n_joints)
         blocks = [(joint_rows, np.zeros((n_joints, n_joints)), None, np.sqrt(c) * np.ones((1, n_joints)), 0)]
         blocks += [(rows, mass, T, R, bandwidth) for rows, mass, T, R, bandwidth in structure.blocks]
-        L = np.hstack([W, np.eye(n)[:, :n_joints]])
+        joint_columns = np.zeros((n, n_joints))
+        joint_columns[:n_joints] = np.eye(n_joints)
+        L = np.hstack([W, joint_columns])
         C_y = np.zeros((L.shape[1],) * 2)
         C_y[: C.shape[0], : C.shape[0]] = C
         S = np.zeros_like(C_y)

@@ -249,10 +249,11 @@ class Symbolic(StudyKind):
     backends = ("amm",)  # equations of global mode shapes; FEM cases are refused by show
 
     def validate(self, arm, analysis):
-        if not arm.is_planar:
+        prismatic = [i for i, joint in enumerate(arm.joints, start=1) if joint.kind != "revolute"]
+        if prismatic:
             raise ValueError(
-                "arm: the symbolic kind derives planar arms only (amm.symbolic), and this arm is "
-                "spatial; give [[arm.links]] without [[arm.joints]] (Arm.planar) or a planar preset"
+                f"arm: the symbolic kind derives arms with revolute joints only (amm.symbolic), and joint "
+                f"{prismatic[0]} is prismatic (a translating link's modal integrals depend on its free length)"
             )
         joint_configuration(arm, analysis.configuration, "analysis.configuration")
 
