@@ -64,6 +64,7 @@ import sympy as sp
 
 from amm.model import AssumedModesModel
 from core.arm import Arm
+from core.basis import dense
 from core.engine import COULOMB_VELOCITY
 from core.model import Model
 
@@ -279,6 +280,84 @@ class _Parameters:
         self.values[symbol] = value
         self.definitions[symbol] = definition if math else f"\\text{{{definition}}}"
         return symbol
+
+
+def _constant_maker(P, modal: bool):
+    """``const(name, value, definition)``: a modal constant; ",k}" in a definition stands for the
+    mode number, the name's last index."""
+
+    def const(name, value, definition):
+        definition = definition.replace(",k}", f",{name.rsplit('_', 1)[1]}}}")
+        return P(name, value, definition, named=modal, math=True)
+
+    return const
+
+
+def _modal_constants(P, const, number: int, link, basis, EI_text: str) -> tuple:
+    """ρA, EI and the modal constants of flexible link ``number``: ∫φ (a), ∫sφ (b), ∫φφᵀ (N),
+    ∫φ''φ''ᵀ (k), φ(L), φ'(L), each a named symbol or its number."""
+    m = basis.n
+    mass, stiffness = dense(basis.mass), dense(basis.stiffness)
+    rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
+    EI = P(f"EI{number}", link.EI, EI_text)
+    tag = f"\\phi_{{{number},k}}"  # k: the mode number in the symbol's name
+    a = sp.Matrix([const(f"a{number}_{k + 1}", basis.first[k], f"\\int_0^L {tag}\\,ds") for k in range(m)])
+    b = sp.Matrix([const(f"b{number}_{k + 1}", basis.moment[k], f"\\int_0^L s{tag}\\,ds") for k in range(m)])
+    N = _symmetric(
+        m,
+        lambda r, c: const(
+            f"N{number}_{r + 1}{c + 1}",
+            mass[r, c],
+            f"\\int_0^L \\phi_{{{number},{r + 1}}}\\phi_{{{number},{c + 1}}}\\,ds",
+        ),
+    )
+    Kc = _symmetric(
+        m,
+        lambda r, c: const(
+            f"k{number}_{r + 1}{c + 1}",
+            stiffness[r, c],
+            f"\\int_0^L \\phi''_{{{number},{r + 1}}}\\phi''_{{{number},{c + 1}}}\\,ds",
+        ),
+    )
+    phiL = sp.Matrix([const(f"phiL{number}_{k + 1}", basis.tip_value[k], f"{tag}(L)") for k in range(m)])
+    dphiL = sp.Matrix([const(f"dphiL{number}_{k + 1}", basis.tip_slope[k], f"{tag}'(L)") for k in range(m)])
+    return rho, EI, a, b, N, Kc, phiL, dphiL
+
+
+def _lumped_constants(P, const, number: int, link, basis):
+    """(s_j, m_j, J_j, φ(s_j), φ'(s_j)) of each lumped mass on flexible link ``number``, as named
+    symbols or numbers."""
+    if not link.lumped_masses:
+        return
+    values, slopes = basis.evaluate(np.array([lm.position for lm in link.lumped_masses], dtype=float))
+    tag = f"\\phi_{{{number},k}}"
+    for j, lumped in enumerate(link.lumped_masses, start=1):
+        s = P(f"s{number}{j}", lumped.position, f"position of lumped mass {j} on link {number} [m]")
+        mj = P(f"m{number}{j}", lumped.mass, f"lumped mass {j} on link {number} [kg]")
+        Jj = P(f"J{number}{j}", lumped.inertia, f"rotary inertia of lumped mass {j} [kg m$^2$]")
+        phi = sp.Matrix(
+            [
+                const(f"phi{number}{j}_{k + 1}", values[k, j - 1], f"{tag}(s_{{{number}{j}}})")
+                for k in range(basis.n)
+            ]
+        )
+        dphi = sp.Matrix(
+            [
+                const(f"dphi{number}{j}_{k + 1}", slopes[k, j - 1], f"{tag}'(s_{{{number}{j}}})")
+                for k in range(basis.n)
+            ]
+        )
+        yield s, mj, Jj, phi, dphi
+
+
+def _payloads(arm: Arm, number: int) -> list[tuple[str, object]]:
+    """(name suffix, payload) of the bodies at link ``number``'s tip: its own payload ("<i>")
+    and, on the last link, the arm's ("")."""
+    link = arm.links[number - 1]
+    payloads = [(f"{number}", link.tip_payload)] if link.tip_payload is not None else []
+    if number == arm.n_links and arm.payload is not None:
+        payloads.append(("", arm.payload))
+    return payloads
 
 
 def _symmetric(m: int, entry) -> sp.Matrix:
@@ -535,42 +614,11 @@ def derive(
                 m = basis.n
                 delta = sp.Matrix(q[cols])
 
-                def const(name, value, definition):
-                    # ",k}" in a definition stands for the mode number, the name's last index
-                    definition = definition.replace(",k}", f",{name.rsplit('_', 1)[1]}}}")
-                    return P(name, value, definition, named=modal, math=True)
-
-                rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
-                EI = P(f"EI{number}", link.EI, f"bending stiffness of link {number} [N m$^2$]")
+                const = _constant_maker(P, modal)
+                rho, EI, a, b, N, Kc, phiL, dphiL = _modal_constants(
+                    P, const, number, link, basis, f"bending stiffness of link {number} [N m$^2$]"
+                )
                 tag = f"\\phi_{{{number},k}}"  # k: the mode number in the symbol's name
-                a = sp.Matrix(
-                    [const(f"a{number}_{k + 1}", basis.first[k], f"\\int_0^L {tag}\\,ds") for k in range(m)]
-                )
-                b = sp.Matrix(
-                    [const(f"b{number}_{k + 1}", basis.moment[k], f"\\int_0^L s{tag}\\,ds") for k in range(m)]
-                )
-                N = _symmetric(
-                    m,
-                    lambda r, c, i=number, v=basis.mass: const(
-                        f"N{i}_{r + 1}{c + 1}",
-                        v[r, c],
-                        f"\\int_0^L \\phi_{{{i},{r + 1}}}\\phi_{{{i},{c + 1}}}\\,ds",
-                    ),
-                )
-                Kc = _symmetric(
-                    m,
-                    lambda r, c, i=number, v=basis.stiffness: const(
-                        f"k{i}_{r + 1}{c + 1}",
-                        v[r, c],
-                        f"\\int_0^L \\phi''_{{{i},{r + 1}}}\\phi''_{{{i},{c + 1}}}\\,ds",
-                    ),
-                )
-                phiL = sp.Matrix(
-                    [const(f"phiL{number}_{k + 1}", basis.tip_value[k], f"{tag}(L)") for k in range(m)]
-                )
-                dphiL = sp.Matrix(
-                    [const(f"dphiL{number}_{k + 1}", basis.tip_slope[k], f"{tag}'(L)") for k in range(m)]
-                )
                 # Lumped masses: values and slopes of the shapes where they sit.
                 first_x = rho * L**2 / 2
                 second_x = rho * L**3 / 3
@@ -580,27 +628,7 @@ def derive(
                 Mdd = rho * N
                 mass = rho * L
                 J_sum = sp.S.Zero
-                if link.lumped_masses:
-                    positions = np.array([lm.position for lm in link.lumped_masses])
-                    values, slopes = basis.evaluate(positions)
-                for j, lumped in enumerate(link.lumped_masses, start=1):
-                    s = P(
-                        f"s{number}{j}", lumped.position, f"position of lumped mass {j} on link {number} [m]"
-                    )
-                    mj = P(f"m{number}{j}", lumped.mass, f"lumped mass {j} on link {number} [kg]")
-                    Jj = P(f"J{number}{j}", lumped.inertia, f"rotary inertia of lumped mass {j} [kg m$^2$]")
-                    phi = sp.Matrix(
-                        [
-                            const(f"phi{number}{j}_{k + 1}", values[k, j - 1], f"{tag}(s_{{{number}{j}}})")
-                            for k in range(m)
-                        ]
-                    )
-                    dphi = sp.Matrix(
-                        [
-                            const(f"dphi{number}{j}_{k + 1}", slopes[k, j - 1], f"{tag}'(s_{{{number}{j}}})")
-                            for k in range(m)
-                        ]
-                    )
+                for s, mj, Jj, phi, dphi in _lumped_constants(P, const, number, link, basis):
                     first_x += mj * s
                     second_x += mj * s**2
                     A += mj * phi
@@ -690,12 +718,7 @@ def derive(
             p = p + R * offset
             angle = link_angle + tip_turn
             Jv, Jw, turn = Jv_tip, Jw_tip, tip_turn
-            payloads = []
-            if link.tip_payload is not None:
-                payloads.append((f"{number}", link.tip_payload))
-            if number == arm.n_links and arm.payload is not None:
-                payloads.append(("", arm.payload))
-            for tag_, payload in payloads:
+            for tag_, payload in _payloads(arm, number):
                 rigid_body(
                     p,
                     Jv,
@@ -906,64 +929,17 @@ def _spatial_terms(arm: Arm, engine, P, modal: bool, q: tuple) -> tuple:
             dy = delta[:m, :]
             dz = delta[m:, :] if planes == 2 else sp.zeros(m, 1)
 
-            def const(name, value, definition):
-                definition = definition.replace(",k}", f",{name.rsplit('_', 1)[1]}}}")
-                return P(name, value, definition, named=modal, math=True)
-
-            rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
-            EI = P(f"EI{number}", link.EI, f"in-plane bending stiffness of link {number} [N m$^2$]")
-            tag = f"\\phi_{{{number},k}}"
-            a = sp.Matrix(
-                [const(f"a{number}_{k + 1}", basis.first[k], f"\\int_0^L {tag}\\,ds") for k in range(m)]
+            const = _constant_maker(P, modal)
+            rho, EI, a, b, N, Kc, phiL, dphiL = _modal_constants(
+                P, const, number, link, basis, f"in-plane bending stiffness of link {number} [N m$^2$]"
             )
-            b = sp.Matrix(
-                [const(f"b{number}_{k + 1}", basis.moment[k], f"\\int_0^L s{tag}\\,ds") for k in range(m)]
-            )
-            N = _symmetric(
-                m,
-                lambda r, c, i=number, v=basis.mass: const(
-                    f"N{i}_{r + 1}{c + 1}",
-                    v[r, c],
-                    f"\\int_0^L \\phi_{{{i},{r + 1}}}\\phi_{{{i},{c + 1}}}\\,ds",
-                ),
-            )
-            Kc = _symmetric(
-                m,
-                lambda r, c, i=number, v=basis.stiffness: const(
-                    f"k{i}_{r + 1}{c + 1}",
-                    v[r, c],
-                    f"\\int_0^L \\phi''_{{{i},{r + 1}}}\\phi''_{{{i},{c + 1}}}\\,ds",
-                ),
-            )
-            phiL = sp.Matrix(
-                [const(f"phiL{number}_{k + 1}", basis.tip_value[k], f"{tag}(L)") for k in range(m)]
-            )
-            dphiL = sp.Matrix(
-                [const(f"dphiL{number}_{k + 1}", basis.tip_slope[k], f"{tag}'(L)") for k in range(m)]
-            )
+            tag = f"\\phi_{{{number},k}}"  # k: the mode number in the symbol's name
             first_x, second_x = rho * L**2 / 2, rho * L**3 / 3
             A, c, Nm = rho * a, rho * b, rho * N
             Rot = sp.zeros(m, m)  # Σ J_j φ'φ'ᵀ (rotary inertia of the lumped masses)
             slope_J = sp.zeros(m, 1)  # Σ J_j φ'(s_j)
             mass, J_sum = rho * L, sp.S.Zero
-            if link.lumped_masses:
-                values, slopes = basis.evaluate(np.array([lm.position for lm in link.lumped_masses]))
-            for j, lumped in enumerate(link.lumped_masses, start=1):
-                s = P(f"s{number}{j}", lumped.position, f"position of lumped mass {j} on link {number} [m]")
-                mj = P(f"m{number}{j}", lumped.mass, f"lumped mass {j} on link {number} [kg]")
-                Jj = P(f"J{number}{j}", lumped.inertia, f"rotary inertia of lumped mass {j} [kg m$^2$]")
-                phi = sp.Matrix(
-                    [
-                        const(f"phi{number}{j}_{k + 1}", values[k, j - 1], f"{tag}(s_{{{number}{j}}})")
-                        for k in range(m)
-                    ]
-                )
-                dphi = sp.Matrix(
-                    [
-                        const(f"dphi{number}{j}_{k + 1}", slopes[k, j - 1], f"{tag}'(s_{{{number}{j}}})")
-                        for k in range(m)
-                    ]
-                )
+            for s, mj, Jj, phi, dphi in _lumped_constants(P, const, number, link, basis):
                 first_x += mj * s
                 second_x += mj * s**2
                 A += mj * phi
@@ -1096,12 +1072,7 @@ def _spatial_terms(arm: Arm, engine, P, modal: bool, q: tuple) -> tuple:
         bv = P(f"bv{number}", joint.viscous_friction, f"viscous friction of joint {number} [N m s/rad]")
         if bv != 0:
             D += bv * (B[:, i] * B[:, i].T)
-        payloads = []
-        if link.tip_payload is not None:
-            payloads.append((f"{number}", link.tip_payload))
-        if number == arm.n_links and arm.payload is not None:
-            payloads.append(("", arm.payload))
-        for tag_, payload in payloads:
+        for tag_, payload in _payloads(arm, number):
             if isinstance(payload.inertia, float):
                 Jp = P(f"Jp{tag_}", payload.inertia, "payload inertia about its centre of mass [kg m$^2$]")
                 tensor = Jp * sp.eye(3)
