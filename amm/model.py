@@ -15,7 +15,7 @@ from core.engine import ChainModel
 from core.kinematics import check_free_length
 from core.loads import distal_load
 from shapes import fixed_length_families, translating_families
-from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL
+from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL, composite_gauss
 
 
 def translating_basis(
@@ -62,7 +62,28 @@ def modal_basis(family: shapes.ShapeFamily, modes: int, length: float) -> BeamBa
         root_slope=integrals.root_slope / L,
         evaluate=evaluate,
         description=f"{family!r}, {modes} modes",
+        slope_gram=_slope_gram(family, modes, L),
     )
+
+
+def _slope_gram(family: shapes.ShapeFamily, modes: int, L: float):
+    """``BeamBasis.slope_gram`` of modal shapes: ∫₀^upper w(s) φ'φ'ᵀ ds by the shapes' own
+    quadrature (:meth:`shapes.ShapeFamily.weighted_slope_products`) over the whole beam, by
+    composite Gauss quadrature of the slopes over a part of it (lumped masses inside)."""
+
+    def gram(weight: tuple, upper: float) -> np.ndarray:
+        def w(eta):
+            return np.polynomial.polynomial.polyval(L * np.asarray(eta), weight)
+
+        if upper >= L:
+            return family.weighted_slope_products(modes, w) / L
+        panels = int(np.ceil(float(family.betas(modes)[-1]) / np.pi)) + EXTRA_PANELS
+        nodes, weights = composite_gauss(np.linspace(0.0, upper / L, panels + 1), POINTS_PER_PANEL)
+        slopes = family.evaluate(nodes, modes, 1)
+        out = (slopes * (weights * w(nodes))) @ slopes.T / L
+        return 0.5 * (out + out.T)
+
+    return gram
 
 
 class AssumedModesModel(ChainModel):

@@ -59,6 +59,12 @@ class BeamBasis:
         assembled ∫φ''φ''ᵀ has entries ~1/h³ whose sums cancel to O(1) on a smooth
         mode, so its lowest eigenvalues lose ~ε N⁴ relative (:mod:`fem.eigen`).
         None: the basis stiffness itself is exact (assumed modes: diagonal β⁴).
+    slope_gram : callable, optional
+        ``slope_gram(weight, upper)`` → ∫₀^upper w(s) φ'(s) φ'(s)ᵀ ds (a matrix, dense or
+        sparse) for the polynomial weight w(s) = Σ_k weight[k] sᵏ (degree ≤ 2), exact for
+        the basis (element bases: per element). None: :func:`slope_products` integrates
+        ``evaluate`` by composite Gauss quadrature. Geometric stiffening needs it (the
+        axial foreshortening u(s) = −½ δᵀ H(s) δ, H(s) = ∫₀ˢ φ'φ'ᵀ).
 
     Representation contract (what a consumer may assume)
     ----------------------------------------------------
@@ -94,6 +100,7 @@ class BeamBasis:
     description: str = ""
     deformations: Any = field(default=None, repr=False)
     deformation_stiffness: Any = field(default=None, repr=False)
+    slope_gram: Callable[[tuple, float], Any] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.frame not in FRAMES:
@@ -171,6 +178,27 @@ def dense(value) -> np.ndarray | None:
     if _is_operator(value):
         return np.asarray(value @ np.eye(value.shape[1]))
     return np.asarray(value)
+
+
+def slope_products(basis: BeamBasis, weight: tuple = (1.0,), upper: float | None = None) -> np.ndarray:
+    """∫₀^upper w(s) φ'(s) φ'(s)ᵀ ds [1/m · units of w], dense (n, n), for the polynomial weight
+    w(s) = Σ_k weight[k] sᵏ (degree ≤ 2) and 0 ≤ upper ≤ L (default L).
+
+    From ``basis.slope_gram`` when the basis provides it (exact, possibly sparse), otherwise
+    by composite Gauss quadrature of ``basis.evaluate`` (panels finer than the shortest
+    half-wavelength a basis of n functions resolves; ~1e-15 relative for assumed modes)."""
+    upper = basis.length if upper is None else float(upper)
+    weight = tuple(float(c) for c in weight)
+    if upper <= 0.0:
+        return np.zeros((basis.n, basis.n))
+    if basis.slope_gram is not None:
+        return np.asarray(dense(basis.slope_gram(weight, upper)), dtype=float)
+    panels = 4 * basis.n + 8
+    nodes, weights = composite_gauss(np.linspace(0.0, upper, panels + 1), 10)
+    _, slopes = basis.evaluate(nodes)
+    w = weights * np.polynomial.polynomial.polyval(nodes, weight)
+    out = (slopes * w) @ slopes.T
+    return 0.5 * (out + out.T)
 
 
 def sandwich_product(U: np.ndarray, A, V: np.ndarray | None = None) -> np.ndarray:

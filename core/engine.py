@@ -84,10 +84,18 @@ class ChainModel(Model):
         ε of the smooth model [rad/s or m/s].
     description : str
         Shown in ``repr`` and reports.
-    compiled : bool
+    compiled : bool or None
         Evaluate M, h, G and ``solver="recursive"`` with the compiled recursions of
-        :mod:`core.compiled` (default). False keeps the numpy path: the independent
-        implementation the tests compare the compiled one with.
+        :mod:`core.compiled` (the default unless ``geometric_stiffening``). False keeps the
+        numpy path: the independent implementation the tests compare the compiled one with.
+    geometric_stiffening : bool
+        Keep the axial foreshortening u(s) = −½∫₀ˢ w'² of every fixed-length flexible link
+        (SPEC §4; :mod:`core.flexible_body`): second-order terms in the kinetic and the
+        gravitational potential energy and the tip's axial motion, so that a spinning beam
+        stiffens and answers under load do not depend on the frame choice. Off by default
+        (the classic floating-frame formulation). Runs on the numpy engine only (the
+        compiled kernels do not carry it: ``compiled=True`` is refused) and not on
+        translating links; the structured eigen-solve is not used.
     """
 
     def __init__(
@@ -98,10 +106,26 @@ class ChainModel(Model):
         coulomb: Literal["smooth", "sign"] = "smooth",
         coulomb_velocity: float = COULOMB_VELOCITY,
         description: str = "",
-        compiled: bool = True,
+        compiled: bool | None = None,
+        geometric_stiffening: bool = False,
     ) -> None:
+        if not isinstance(geometric_stiffening, (bool, np.bool_)):
+            raise TypeError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
+        geometric_stiffening = bool(geometric_stiffening)
+        if compiled is None:
+            compiled = not geometric_stiffening
+        if geometric_stiffening and compiled is True:
+            raise ValueError(
+                "geometric_stiffening=True runs on the numpy engine only: the compiled kernels "
+                "(core.compiled) do not carry the axial foreshortening; pass compiled=False or leave it unset"
+            )
         if not isinstance(arm, Arm):
             raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
+        if geometric_stiffening and arm.translating_links:
+            raise ValueError(
+                f"geometric_stiffening: translating links {list(arm.translating_links)} are not supported "
+                "(the foreshortening of a beam sliding through its hub is not modelled)"
+            )
         if coulomb not in ("smooth", "sign"):
             raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
         coulomb_velocity = check.positive(coulomb_velocity, "", "coulomb_velocity")
@@ -115,6 +139,11 @@ class ChainModel(Model):
             "description": description,
             "compiled": compiled,
         }
+        if geometric_stiffening:
+            self._build_options["geometric_stiffening"] = True
+            description = f"{description}, geometric stiffening" if description else "geometric stiffening"
+        #: The axial foreshortening of the beams is kept (SPEC §4; numpy engine only).
+        self.geometric_stiffening = geometric_stiffening
         self.coulomb = coulomb
         self.coulomb_velocity = float(coulomb_velocity)
         self.description = description
@@ -150,7 +179,11 @@ class ChainModel(Model):
                     f"link {number}: pinned (chord) frames describe bending about the joint axis only; "
                     "out-of-plane bending (EI_out) needs a clamped basis"
                 )
-            body = TranslatingBody(link, basis, planes) if translating else FlexibleBody(link, basis, planes)
+            body = (
+                TranslatingBody(link, basis, planes)
+                if translating
+                else FlexibleBody(link, basis, planes, stiffening=geometric_stiffening)
+            )
             columns = slice(offset, offset + body.n_coordinates)
             offset += body.n_coordinates
             n = basis.n
@@ -183,7 +216,8 @@ class ChainModel(Model):
             follow = None
             if translating and body.following is not None:
                 follow = _tip_rows(body, arm.tip_rotation == "slope")
-            tip_maps[number - 1] = TipMap(columns, translation, rotation, translating, follow)
+            foreshortening = body.foreshortening["H"] if geometric_stiffening else None
+            tip_maps[number - 1] = TipMap(columns, translation, rotation, translating, follow, foreshortening)
             self.bases[number] = basis
             self.bodies[number] = body
             self.flex_columns[number] = columns
@@ -410,8 +444,11 @@ class ChainModel(Model):
             raise ValueError(f"method must be 'auto', 'dense' or 'structured', got {method!r}")
         if joints not in ("locked", "free"):
             raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
+        if method == "structured" and self.geometric_stiffening:
+            raise ValueError("method 'structured' does not handle geometric stiffening; use 'dense'")
         structured = method == "structured" or (
             method == "auto"
+            and not self.geometric_stiffening
             and count is not None
             and self.n_dof > STRUCTURED_MINIMUM
             and not self.translating
@@ -741,6 +778,14 @@ class ChainModel(Model):
             local[..., 1] = np.einsum("bnp,bn->bp", values, body.plane(delta, 0))
             local[..., 2] = np.einsum("bnp,bn->bp", values, body.plane(delta, 1))
             local[:, here <= 0.0, 1:] = 0.0
+            if self.geometric_stiffening:  # the axial foreshortening u(s) = −½ Σ_a δ_aᵀ H(s) δ_a
+                from core.basis import slope_products
+
+                for p, s_p in enumerate(here):
+                    H = slope_products(basis, (1.0,), float(np.clip(s_p, 0.0, basis.length)))
+                    for plane in range(body.planes):
+                        d = body.plane(delta, plane)
+                        local[:, p, 0] -= 0.5 * np.einsum("bi,ij,bj->b", d, H, d)
             out[:, at] = f.p_link[:, None] + np.einsum("bij,bpj->bpi", f.R_body, local)
         return out
 

@@ -21,6 +21,24 @@ Lumped masses also carry rotary inertia J about the bending axes (tensor
 diag(0, J, J) in the beam frame), turning with the cross-section by the small
 rotation Ψ(s)δ = (0, −w_z'(s), w_y'(s)); that first-order rotation is what the
 model keeps (the rotation of the inertia tensor itself is of higher order).
+
+Geometric stiffening (``stiffening=True``, SPEC §4): the beam keeps its length, so a
+point moves back along x by the axial foreshortening u(s) = −½ Σ_a δ_aᵀ H(s) δ_a,
+H(s) = ∫₀ˢ φ'φ'ᵀ dσ (a over the bending planes), ρ(s) = (s + u(s)) e_x + Φ(s)δ. Kept to
+second order in (δ, δ̇) jointly (u·Φδ, u², u̇Φδ̇ are of third and fourth order), T stays
+a quadratic form in ν and only three blocks change:
+
+    S₁,x  = ∫x dm − ½ Σ_a δ_aᵀ P₁ δ_a,     P₁ = ∫₀ᴸ m_out(σ) φ'φ'ᵀ dσ = ∫ H(s) dm,
+    Q_xx  = ∫x² dm − Σ_a δ_aᵀ P₂ δ_a,      P₂ = ∫₀ᴸ (∫_σᴸ s dm) φ'φ'ᵀ dσ = ∫ s H(s) dm,
+    A(δ)  = ∫Φ dm with the axial row −(P₁ δ_a)ᵀ in the columns of plane a (∫u̇ dm),
+
+with m_out(σ) the mass (beam and lumped masses) outboard of σ; M_Ωδ and M_δδ are
+unchanged (ρ × u̇ e_x and u e_x × Φδ̇ are of third order). Gravity acts through S₁,x.
+
+Validity: the truncation is a small-deflection model. The truncated M stops being
+positive definite at large deflections (a unit cantilever's chain M at a tip deflection
+of about 0.5 L; a free body's M_b shows a −4e-6 eigenvalue already at 0.1 L), where
+keeping ½∫u̇² dm (quartic in δ) would be needed.
 """
 
 from __future__ import annotations
@@ -104,6 +122,8 @@ class FlexibleBody(_Planes):
         the :class:`~core.basis.BeamBasis` contract.
     planes : int
         1 (in-plane bending only) or 2 (also out-of-plane).
+    stiffening : bool
+        Keep the axial foreshortening (geometric stiffening; see the module docstring).
 
     The thin data (``A``, ``B``, the rotary coupling, ``plane_columns``) is built at once,
     O(m) for a structured basis; the m × m blocks (``N``, ``M_δδ``, ``rotary_δδ``, the
@@ -112,10 +132,11 @@ class FlexibleBody(_Planes):
     fine element mesh; the structured eigen-solve (:mod:`core.structured`) does not.
     """
 
-    def __init__(self, link: Link, basis: BeamBasis, planes: int) -> None:
+    def __init__(self, link: Link, basis: BeamBasis, planes: int, stiffening: bool = False) -> None:
         n = basis.n
         m = n * planes
         self.n_coordinates = m
+        self.stiffening = bool(stiffening)
         self.planes = planes
         self.basis = basis
         self._set_planes(n, planes)
@@ -151,6 +172,40 @@ class FlexibleBody(_Planes):
             np.zeros((3, m)),
         )
         self._skew_x_B = skew(np.array([1.0, 0.0, 0.0])) @ self.B
+        self._length = L
+
+    # -- geometric stiffening ---------------------------------------------------------
+    def _planes_block(self, X: np.ndarray) -> np.ndarray:
+        """Σ_a E_aᵀ X E_a (m, m): the same n × n block in every bending plane."""
+        cols, m = self.plane_columns, self.n_coordinates
+        return sum(_place(X, c, c, m) for c in cols[: self.planes])
+
+    @cached_property
+    def foreshortening(self) -> dict[str, np.ndarray]:
+        """The dense m × m blocks of the axial foreshortening (every plane): ``P1``, ``P2``
+        (inertia, see the module docstring) and ``H`` = H(L) (the tip moves by
+        −½ δᵀ H δ along x). Zero blocks without stiffening."""
+        from core.basis import slope_products
+
+        n = self.basis.n
+        if not self.stiffening:
+            zero = np.zeros((self.n_coordinates, self.n_coordinates))
+            return {"P1": zero, "P2": zero, "H": zero}
+        L, rho = self._length, self._rho
+        P1 = rho * slope_products(self.basis, (L, -1.0))
+        P2 = rho * slope_products(self.basis, (0.5 * L**2, 0.0, -0.5))
+        for s_k, m_k in zip(self._positions, self._masses, strict=True):
+            H_k = slope_products(self.basis, (1.0,), s_k) if s_k > 0 else np.zeros((n, n))
+            P1 = P1 + m_k * H_k
+            P2 = P2 + m_k * s_k * H_k
+        H = slope_products(self.basis)
+        return {name: self._planes_block(0.5 * (X + X.T)) for name, X in (("P1", P1), ("P2", P2), ("H", H))}
+
+    def axial_first(self, delta: np.ndarray) -> np.ndarray:
+        """−P₁δ (…, m): the axial row of A(δ) = ∂S₁/∂δ (zero without stiffening)."""
+        if not self.stiffening:
+            return np.zeros(np.shape(delta), dtype=np.result_type(delta, float))
+        return -np.einsum("ij,...j->...i", self.foreshortening["P1"], delta)
 
     @cached_property
     def E(self) -> tuple[np.ndarray, np.ndarray]:
@@ -187,7 +242,19 @@ class FlexibleBody(_Planes):
 
     def first_moment(self, delta: np.ndarray) -> np.ndarray:
         """S₁(δ) = ∫ρ dm in the beam frame [kg m], shape (..., 3) for δ of shape (..., m)."""
-        return np.array([self.first_x, 0.0, 0.0]) + delta @ self.A.T
+        S1 = np.array([self.first_x, 0.0, 0.0]) + delta @ self.A.T
+        if self.stiffening:
+            S1 = S1 + np.multiply.outer(
+                0.5 * np.einsum("...i,...i->...", delta, self.axial_first(delta)), np.array([1.0, 0.0, 0.0])
+            )
+        return S1
+
+    def first_moment_jacobian(self, delta: np.ndarray) -> np.ndarray:
+        """A(δ) = ∂S₁/∂δ (B, 3, m) for δ (B, m): ∫Φ dm, with stiffening the axial row −(P₁δ)ᵀ."""
+        A = np.broadcast_to(self.A, (delta.shape[0], *self.A.shape)).astype(np.result_type(delta, float))
+        if self.stiffening:
+            A[:, 0, :] = self.axial_first(delta)
+        return A
 
     def mass_matrix(self, delta: np.ndarray) -> np.ndarray:
         """M_b(δ) in beam-frame axes, shape (B, 6 + m, 6 + m) for δ of shape (B, m)."""
@@ -197,6 +264,8 @@ class FlexibleBody(_Planes):
         b = delta @ self.B.T  # ∫ s Φδ dm, (B, 3)
         Q = np.zeros((batch, 3, 3), dtype=dtype)  # ∫ρρᵀ dm
         Q[:, 0, 0] = self.second_x
+        if self.stiffening:
+            Q[:, 0, 0] -= np.einsum("bi,ij,bj->b", delta, self.foreshortening["P2"], delta)
         Q[:, 0, 1:] = b[:, 1:]
         Q[:, 1:, 0] = b[:, 1:]
         for a in range(2):
@@ -211,8 +280,9 @@ class FlexibleBody(_Planes):
         M[:, :3, :3] = self.mass * np.eye(3)
         M[:, :3, 3:6] = -skew(S1)
         M[:, 3:6, :3] = skew(S1)
-        M[:, :3, 6:] = self.A
-        M[:, 6:, :3] = self.A.T
+        A = self.first_moment_jacobian(delta)
+        M[:, :3, 6:] = A
+        M[:, 6:, :3] = np.swapaxes(A, 1, 2)
         M[:, 3:6, 3:6] = inertia
         M[:, 3:6, 6:] = coupling
         M[:, 6:, 3:6] = np.swapaxes(coupling, 1, 2)
@@ -229,7 +299,8 @@ class FlexibleBody(_Planes):
             ∂T/∂δ = Aᵀ(v × Ω) + |Ω|² (N_yy + N_zz) δ − Ω_x (Ω_y B_y + Ω_z B_z)
                     − ½ Σ_ac Ω_a Ω_c (N_ac + N_ca) δ + Ω_x (N_yz − N_zy) δ̇
 
-        (a, c over the bending rows y, z; B_y, B_z the rows of ∫sΦ dm).
+        (a, c over the bending rows y, z; B_y, B_z the rows of ∫sΦ dm). With stiffening,
+        S₁,x, the axial row of A(δ) and Q_xx add −(v × Ω)_x P₁δ − v_x P₁δ̇ − (Ω_y² + Ω_z²) P₂δ.
         """
         v, omega, rate = nu[:3], nu[3:6], nu[6:]
         gradient = self.A.T @ cross(v, omega)
@@ -242,15 +313,23 @@ class FlexibleBody(_Planes):
             gradient += (omega @ omega) * (self.N[a][a] @ delta)
         if self.planes == 2:
             gradient += omega[0] * ((self.N[0][1] - self.N[1][0]) @ rate)
+        if self.stiffening:
+            blocks = self.foreshortening
+            gradient -= cross(v, omega)[0] * (blocks["P1"] @ delta) + v[0] * (blocks["P1"] @ rate)
+            gradient -= (omega[1] ** 2 + omega[2] ** 2) * (blocks["P2"] @ delta)
         return gradient
 
     def gravity_wrench(self, delta: np.ndarray, g_body: np.ndarray) -> np.ndarray:
         """Generalized gravity force conjugate to ν, shape (B, 6 + m), for δ (B, m), g_b (B, 3).
 
-        V = −(m g·p + g_b·S₁(δ)); returns (m g_b, S₁ × g_b, Aᵀ g_b).
+        V = −(m g·p + g_b·S₁(δ)); returns (m g_b, S₁ × g_b, A(δ)ᵀ g_b).
         """
         S1 = self.first_moment(delta)
-        return np.concatenate([self.mass * g_body, np.cross(S1, g_body), g_body @ self.A], axis=1)
+        if self.stiffening:
+            A_T_g = np.einsum("ba,bai->bi", g_body, self.first_moment_jacobian(delta))
+        else:
+            A_T_g = g_body @ self.A
+        return np.concatenate([self.mass * g_body, np.cross(S1, g_body), A_T_g], axis=1)
 
 
 def _translating_arrays(unit: dict, E: tuple, rho: float, planes: int) -> dict:

@@ -8,7 +8,8 @@ Frames, following :mod:`core.arm` (standard Denavit–Hartenberg)::
     tip frame i    T_i = B_i · Tr(L e_x + u(δ_i)) · exp(θ(δ_i)) · R_beamᵀ · Rx(α_i)   (flexible)
                    T_i = L_i · Tx(a_i) · Rx(α_i)                                     (rigid)
 
-with T_0 the base. A flexible beam lies along the x-axis of its beam frame,
+with T_0 the base (with geometric stiffening the tip also moves back along x by the
+axial foreshortening ½ δᵀ H(L) δ, see :class:`TipMap`). A flexible beam lies along the x-axis of its beam frame,
 s ∈ [0, L]; its tip is translated by the tip deflection u = (0, w_y(L), w_z(L))
 and rotated by the small rotation vector θ = (0, −w_z'(L), w_y'(L)) (slope) or
 (0, −w_z(L)/L, w_y(L)/L) (chord), applied exactly through Rodrigues' formula.
@@ -50,6 +51,9 @@ class TipMap:
         (the slopes are dw/dη, η = s/l).
     translating : bool
         The link slides through the hub of its prismatic joint.
+    foreshortening : ndarray, shape (m, m), or None
+        Geometric stiffening: H = Σ_a E_aᵀ H(L) E_a, the tip moves back along the beam
+        axis by ½ δᵀ H δ (the axial foreshortening u(L)); None: no axial motion.
     follow : callable or None
         A translating link with length-following shapes: ``follow(l, derivative)`` for
         free lengths l (B,) gives the body arrays (``translation``, ``rotation``, each
@@ -62,6 +66,7 @@ class TipMap:
     rotation: np.ndarray
     translating: bool = False
     follow: Callable | None = None
+    foreshortening: np.ndarray | None = None
 
     def rows(self, length: np.ndarray) -> tuple:
         """(U, Θ, U', Θ') at free lengths ``length`` (B,): batch axis first, U' = dU/dl
@@ -199,6 +204,9 @@ class ChainKinematics:
                     theta_tip = theta_tip / length[:, None]
                 u_local = np.einsum("...ai,...i->...a", U, delta).astype(dtype)
                 u_local[:, 0] += length
+                if tip.foreshortening is not None:
+                    shortening = np.einsum("ij,bj->bi", tip.foreshortening, delta)  # H δ
+                    u_local[:, 0] -= 0.5 * np.einsum("bi,bi->b", delta, shortening)
                 offset = (R_body @ u_local[:, :, None])[:, :, 0]
                 R_end = R_body @ exp_so3(theta_tip) @ beam.T
                 if jacobians:
@@ -208,6 +216,8 @@ class ChainKinematics:
                     Jw_tip[:, :, tip.columns] += R_body @ (turn @ rotation)
                     Jv_tip = Jv_link - skew(offset) @ Jw_link
                     Jv_tip[:, :, tip.columns] += R_body @ U
+                    if tip.foreshortening is not None:  # ∂u_x/∂δ = −(H δ)ᵀ along the beam axis
+                        Jv_tip[:, :, tip.columns] -= R_body[:, :, 0:1] * shortening[:, None, :]
                     if translating:
                         # ∂θ/∂l = (Θ'δ − θ)/l (Θ' = 0 for frozen shapes); the tip slides out
                         # along the beam axis and, with following shapes, moves by U'δ.

@@ -127,7 +127,28 @@ def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBa
         description=f"{elements} Hermite elements, {bc}",
         deformations=relative.operator(free),
         deformation_stiffness=deformation_stiffness,
+        slope_gram=_slope_gram(nodes, free),
     )
+
+
+def _slope_gram(nodes: np.ndarray, free: np.ndarray):
+    """``BeamBasis.slope_gram`` of a mesh: ∫₀^upper w(s) φ'φ'ᵀ ds exactly (the slopes are
+    quadratic on each element and w of degree ≤ 2: four Gauss points per element, or per
+    part of the element cut at ``upper``), sparse CSR with the band of the mass matrix."""
+    x, wx = np.polynomial.legendre.leggauss(4)
+
+    def gram(weight: tuple, upper: float) -> scipy.sparse.csr_matrix:
+        if len(weight) > 3:
+            raise ValueError(f"slope_gram: weights of degree <= 2 only, got {len(weight) - 1}")
+        edges = np.concatenate([nodes[nodes < upper], [min(upper, nodes[-1])]])
+        half, mid = 0.5 * np.diff(edges), 0.5 * (edges[1:] + edges[:-1])
+        points = (mid[:, None] + half[:, None] * x).ravel()
+        weights = (half[:, None] * wx).ravel() * np.polynomial.polynomial.polyval(points, weight)
+        slopes = interpolation(nodes, points, 1, sparse=True)[free]
+        out = (slopes @ scipy.sparse.diags(weights) @ slopes.T).tocsr()
+        return _symmetric(out)
+
+    return gram
 
 
 def _symmetric(matrix) -> scipy.sparse.csr_matrix:
