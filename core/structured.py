@@ -297,11 +297,10 @@ def lowest_frequencies(
     Y = np.column_stack([to_y(solve(inverse_root(column), False)) for column in w.T])
     shapes = np.zeros((n, Y.shape[1]))
     shapes[flex] = Y
-    if size == n:  # free joints under gravity: y = q
-        pass
-    elif joints == "locked":
+    # The joint coordinates when y holds the flexible ones only (free joints under gravity: y = q).
+    if size < n and joints == "locked":
         shapes[:n_joints] = -model.input_matrix(q)[flex].T @ Y
-    else:  # q_r = −M_rr⁻¹ M_rf q_f
+    elif size < n:  # free, without gravity: q_r = −M_rr⁻¹ M_rf q_f
         M_rr = W[:n_joints] @ C @ W[:n_joints].T
         shapes[:n_joints] = -np.linalg.solve(M_rr, W[:n_joints] @ C @ (W[flex].T @ Y))
     masses = np.einsum("ik,ik->k", Y, np.column_stack([mass_y(y) for y in Y.T]))

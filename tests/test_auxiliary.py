@@ -12,6 +12,7 @@ simulation that evaluates anything without the integrated a fails loudly.
 from __future__ import annotations
 
 import contextlib
+from abc import abstractmethod
 
 import numpy as np
 import pytest
@@ -33,8 +34,9 @@ class _WithSpring(Model):
     def __init__(self, inner: Model, rest: float, k: float = SPRING) -> None:
         self.inner, self.arm, self.rest, self.k = inner, inner.arm, float(rest), float(k)
 
+    @abstractmethod
     def _stretch(self, q) -> float:
-        raise NotImplementedError
+        """The spring's coordinate s (the auxiliary state, or q_1 itself)."""
 
     @property
     def coordinates(self):
