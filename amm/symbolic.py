@@ -924,6 +924,12 @@ def _spatial_terms(arm: Arm, engine, P, modal: bool, q: tuple) -> tuple:
             body = engine.bodies[number]
             cols = engine.flex_columns[number]
             planes = body.planes
+            if basis.frame == "pinned" and planes == 2:
+                raise ValueError(
+                    f"link {number}: pinned (chord) frames bending in two planes are not derived symbolically "
+                    "(their beam frame turns with the out-of-plane root slope); use clamped shapes or the "
+                    "numeric AssumedModesModel"
+                )
             m = basis.n
             delta = sp.Matrix(q[cols])
             dy = delta[:m, :]

@@ -60,6 +60,30 @@ arrays is the Taylor polynomial F + dl (F1 + ½ dl F2), dl = l − l₀ (:func:`
 value and first derivative at the real l₀ = Re l, and the tip map's l̇ column, which holds
 U′(l) and Θ′(l), gets its own l-derivative from F2. Frozen shapes have F1 = F2 = 0 and
 dl = 0, so their rows are the constants, bit for bit.
+
+**Geometric stiffening.** A fixed-length link built with ``stiffening``
+(:class:`~core.flexible_body.FlexibleBody`, module docstring there) packs its foreshortening
+blocks P₁, P₂ and H = H(L) (``FlexibleBody.foreshortening``, m × m, every plane). The body's
+inertia (:func:`_body`) takes S₁,x − ½ δᵀP₁δ, Q_xx − δᵀP₂δ and the axial row −(P₁δ)ᵀ of
+A(δ), with their rates in Ṁν and their δ-gradients in ∂T/∂δ; the tip map
+(:func:`_kinematics`) moves the tip back by ½ δᵀHδ along the beam axis (r_x = L − ½ δᵀHδ),
+with −(Hδ)ᵀ in the x row of U, at the complex q of the complex step (so J̇ q̇ carries it).
+Gravity, the base acceleration −g, acts through S₁,x and the tips with no further term:
+the v rows of M_b are ∂S₁/∂δ exactly (d/dt S₁ = A(δ) δ̇), as the tip's velocity row is
+the derivative of its position.
+
+**Pinned frames bending in two planes.** A pinned (chord) frame on a revolute link that
+also bends out of the joint's plane has its beam frame turned from the link frame by
+E = exp(ρ̃), ρ = root δ (``TipMap.root``), and turning relative to it at Γ δ̇, Γ = J_L(ρ) root
+(link axes; :mod:`core.kinematics`). Its body (``TILTED``) keeps ν = (v, ω, δ̇) in *link*
+axes, so S_i stays a selection and the hub and motor rows stay constant (the hub turns
+about the joint axis with the in-plane root slope only); the beam's twist is ν_b = Φ ν,
+Φ = [[Eᵀ, 0, 0], [0, Eᵀ, EᵀΓ], [0, 0, 1]], and :func:`_tilted_body` turns the beam's
+inertia and forces into link axes by virtual power: M_i = Φᵀ M_b Φ and
+b_i = Φᵀ (Ṁ_b ν_b + g(ν_b, M_b ν_b) − (0, 0, ∂T/∂δ) + M_b Φ̇ ν), Φ̇ by the complex step of E
+and Γ. The tip map (:func:`_kinematics`) reads the tip in link axes, R_e ← E R_e,
+r ← E r, U ← E U + Γ × (E r), J_L Θ ← E J_L Θ + Γ, at the complex q (so J̇ q̇ carries the
+root rotation). Gravity, the base acceleration −g, needs nothing more.
 """
 
 from __future__ import annotations
@@ -104,8 +128,14 @@ from core.rotations import spatial_inertia
     O_P,
     O_R0,
     FOLLOWING,  # a translating link whose shapes follow its free length (F1, F2 nonzero)
-) = range(29)
-COLUMNS = 29
+    STIFFENING,  # a fixed-length link with geometric stiffening (the axial foreshortening)
+    O_P1,  # its foreshortening blocks P₁, P₂ (inertia) and H = H(L) (tip), each m × m
+    O_P2,
+    O_H,
+    TILTED,  # a pinned (chord) frame bending in two planes: the beam frame turns by exp(ρ̃), ρ = root δ
+    O_ROOT,  # its ``TipMap.root`` (3 × m)
+) = range(35)
+COLUMNS = 35
 #: Scalars of each link at ``O_SCALARS``.
 (
     S_THETA_OFFSET,
@@ -176,6 +206,40 @@ def _left_jacobian(th, rb, rc, v0, v1, v2):
     z1 = th[2] * w0 - th[0] * w2
     z2 = th[0] * w1 - th[1] * w0
     return v0 + rb * w0 + rc * z0, v1 + rb * w1 + rc * z1, v2 + rb * w2 + rc * z2
+
+
+@njit(cache=True, inline="always")
+def _rotation(th, R):
+    """R = exp(θ̃) = 1 + a θ̃ + b θ̃² (θ̃² = θθᵀ − x 1, x = |θ|²) of a complex 3-vector θ
+    (a, b, c of :func:`_ratios`); returns (b, c), the coefficients of J_L (:func:`_left_jacobian`)."""
+    x2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
+    ra, rb, rc = _ratios(x2)
+    for a in range(3):
+        for b in range(3):
+            R[a, b] = (1.0 if a == b else 0.0) + rb * (th[a] * th[b] - (x2 if a == b else 0.0))
+    R[0, 1] -= ra * th[2]
+    R[0, 2] += ra * th[1]
+    R[1, 0] += ra * th[2]
+    R[1, 2] -= ra * th[0]
+    R[2, 0] -= ra * th[1]
+    R[2, 1] += ra * th[0]
+    return rb, rc
+
+
+@njit(cache=True)
+def _root_rotation(F, row, delta, E, G):
+    """E = exp(ρ̃) and Γ = J_L(ρ) root (3 × m) of a tilted link at ρ = root δ
+    (:class:`~core.kinematics.TipMap` ``root``): its beam frame is the link frame turned by E
+    and turns relative to it at Γ δ̇ (in link axes; ``LinkFrames.Jw_body``). ``delta`` (m,)
+    complex, so that the complex step carries both."""
+    m, o = row[M_COORDS], row[O_ROOT]
+    rho = np.zeros(3, dtype=np.complex128)
+    for a in range(3):
+        for k in range(m):
+            rho[a] += F[o + a * m + k] * delta[k]
+    rb, rc = _rotation(rho, E)
+    for k in range(m):
+        G[0, k], G[1, k], G[2, k] = _left_jacobian(rho, rb, rc, F[o + k], F[o + m + k], F[o + 2 * m + k])
 
 
 @njit(cache=True, inline="always")
@@ -326,6 +390,9 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
     dt = np.empty(3, dtype=np.complex128)  # Θ'(l) δ
     JT = np.empty((3, mmax), dtype=np.complex128)  # J_L Θ
     Pe = np.empty((6, smax), dtype=np.complex128)
+    E = np.empty((3, 3), dtype=np.complex128)  # a tilted link's root rotation exp(ρ̃)
+    Gam = np.empty((3, mmax), dtype=np.complex128)  # and its Γ = J_L(ρ) root
+    er = np.empty(3, dtype=np.complex128)
     sp = 6  # the parent's ν size
     for i in range(n):
         row = table[i]
@@ -401,17 +468,17 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
                     acc_t += Th[a, k] * qc[col + k]
                 r[a] += acc_r
                 th[a] = acc_t * scale
-            x2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
-            ra, rb, rc = _ratios(x2)  # R = 1 + a θ̃ + b θ̃², J_L = 1 + b θ̃ + c θ̃², θ̃² = θθᵀ − x 1
-            for a in range(3):
-                for b in range(3):
-                    R[a, b] += rb * (th[a] * th[b] - (x2 if a == b else 0.0))
-            R[0, 1] -= ra * th[2]
-            R[0, 2] += ra * th[1]
-            R[1, 0] += ra * th[2]
-            R[1, 2] -= ra * th[0]
-            R[2, 0] -= ra * th[1]
-            R[2, 1] += ra * th[0]
+            if row[STIFFENING]:  # the tip moves back by ½ δᵀHδ: r_x −= ½ δᵀHδ, U's x row −(Hδ)ᵀ
+                oH = row[O_H]
+                shortening = 0j
+                for p in range(m):
+                    acc = 0j
+                    for k in range(m):
+                        acc += F[oH + p * m + k] * qc[col + k]
+                    U[0, p] -= acc
+                    shortening += qc[col + p] * acc
+                r[0] -= 0.5 * shortening
+            rb, rc = _rotation(th, R)  # R = exp(θ̃), J_L = 1 + b θ̃ + c θ̃²
             for k in range(m):  # J_L Θ, column by column
                 j0, j1, j2 = _left_jacobian(th, rb, rc, Th[0, k], Th[1, k], Th[2, k])
                 JT[0, k], JT[1, k], JT[2, k] = j0 * scale, j1 * scale, j2 * scale
@@ -435,6 +502,29 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
                 )
                 for a in range(3):
                     R[a, 0], R[a, 1], R[a, 2] = R[a, 1], R[a, 2], R[a, 0]
+            if row[TILTED]:
+                # The beam axes are the link axes turned by E = exp(ρ̃), which turn at Γ δ̇
+                # (core.kinematics): the end frame, the tip and its δ̇ columns into link axes,
+                # R ← E R, r ← E r, U ← E U + Γ × (E r), J_L Θ ← E J_L Θ + Γ (at the complex
+                # q, so that J̇ q̇ carries the root rotation too).
+                _root_rotation(F, row, qc[col : col + m], E, Gam)
+                for a in range(3):
+                    er[a] = E[a, 0] * r[0] + E[a, 1] * r[1] + E[a, 2] * r[2]
+                for k in range(m):
+                    u0, u1, u2 = U[0, k], U[1, k], U[2, k]
+                    t0, t1, t2 = JT[0, k], JT[1, k], JT[2, k]
+                    g0, g1, g2 = Gam[0, k], Gam[1, k], Gam[2, k]
+                    for a in range(3):
+                        U[a, k] = E[a, 0] * u0 + E[a, 1] * u1 + E[a, 2] * u2
+                        JT[a, k] = E[a, 0] * t0 + E[a, 1] * t1 + E[a, 2] * t2 + Gam[a, k]
+                    U[0, k] += g1 * er[2] - g2 * er[1]
+                    U[1, k] += g2 * er[0] - g0 * er[2]
+                    U[2, k] += g0 * er[1] - g1 * er[0]
+                for a in range(3):
+                    r[a] = er[a]
+                    e0, e1, e2 = R[0, a], R[1, a], R[2, a]
+                    for b in range(3):
+                        R[b, a] = E[b, 0] * e0 + E[b, 1] * e1 + E[b, 2] * e2
         if row[HAS_PAYLOAD]:
             _tip_map(R, r, U, JT, s - 6, Pe)
             for k in range(6):
@@ -462,13 +552,134 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
 
 
 @njit(cache=True)
-def _body(table, F, i, q, qd, nu, want_force, M, b, work):
-    """Fill M[:s, :s] with M_i of body i (its axes) and, if ``want_force``, b[:s] with
-    Ṁ ν + g(ν, M ν) − (0, 0, ∂T/∂δ) (FlexibleBody.mass_matrix and kinetic_gradient).
-    ``work`` is scratch of shape (8, m_max)."""
-    row = table[i]
+def _beam_body(F, row, q, qd, nu, want_force, M, b, work):
+    """M_b of a fixed-length flexible link into M[:s, :s] (beam axes, ν = (v, ω, δ̇)) and, if
+    ``want_force``, Ṁ_b ν − (0, 0, ∂T/∂δ) into b[:s] (the gyroscopic term and the hub are
+    :func:`_body`'s)."""
     o = row[O_SCALARS]
     m = row[M_COORDS]
+    col, planes, No, mm = row[COLUMN], row[PLANES], row[O_N], m * m
+    oA, oB = row[O_A], row[O_B]
+    S1 = np.zeros(3)
+    bv = np.zeros(3)
+    dS1 = np.zeros(3)
+    db = np.zeros(3)
+    for a in range(3):
+        for k in range(m):
+            S1[a] += F[oA + a * m + k] * q[col + k]
+            bv[a] += F[oB + a * m + k] * q[col + k]
+            dS1[a] += F[oA + a * m + k] * qd[col + k]
+            db[a] += F[oB + a * m + k] * qd[col + k]
+    S1[0] += F[o + S_FIRST_X]
+    Q = np.zeros((3, 3))
+    dQ = np.zeros((3, 3))
+    Q[0, 0] = F[o + S_SECOND_X]
+    Q[0, 1], Q[0, 2], Q[1, 0], Q[2, 0] = bv[1], bv[2], bv[1], bv[2]
+    dQ[0, 1], dQ[0, 2], dQ[1, 0], dQ[2, 0] = db[1], db[2], db[1], db[2]
+    # N_ac δ and N_acᵀ δ for the plane pairs; N₀₁ δ̇ − N₁₀ δ̇ and its transpose.
+    Nd = np.zeros((2, 2, m))
+    NTd = np.zeros((2, 2, m))
+    for a in range(planes):
+        for c in range(planes):
+            base = No + (2 * a + c) * mm
+            for p in range(m):
+                for k in range(m):
+                    value = F[base + p * m + k]
+                    Nd[a, c, p] += value * q[col + k]
+                    NTd[a, c, k] += value * q[col + p]
+            x = 0.0
+            dx = 0.0
+            for p in range(m):
+                x += q[col + p] * Nd[a, c, p]
+                dx += qd[col + p] * (Nd[a, c, p] + NTd[a, c, p])
+            Q[1 + a, 1 + c] = x
+            dQ[1 + a, 1 + c] = dx
+    stiffening = row[STIFFENING] == 1
+    P1d = work[3]  # P₁δ: the axial row of A(δ) is −(P₁δ)ᵀ
+    P1r = work[4]  # P₁δ̇
+    P2d = work[5]  # P₂δ
+    if stiffening:  # S₁,x − ½ δᵀP₁δ and Q_xx − δᵀP₂δ, with their rates
+        oP1, oP2 = row[O_P1], row[O_P2]
+        for p in range(m):
+            x1 = 0.0
+            r1 = 0.0
+            x2 = 0.0
+            for k in range(m):
+                x1 += F[oP1 + p * m + k] * q[col + k]
+                r1 += F[oP1 + p * m + k] * qd[col + k]
+                x2 += F[oP2 + p * m + k] * q[col + k]
+            P1d[p], P1r[p], P2d[p] = x1, r1, x2
+            S1[0] -= 0.5 * q[col + p] * x1
+            dS1[0] -= qd[col + p] * x1  # d/dt ½ δᵀP₁δ = δ̇ᵀP₁δ (P₁ symmetric)
+            Q[0, 0] -= q[col + p] * x2
+            dQ[0, 0] -= 2.0 * qd[col + p] * x2
+    skew_rows = work[0]  # δᵀN₀₁ − δᵀN₁₀ (the δ-dependent axial coupling row)
+    rate_rows = work[1]  # δ̇ᵀN₀₁ − δ̇ᵀN₁₀
+    rate_cols = work[2]  # N₀₁ δ̇ − N₁₀ δ̇
+    for k in range(m):
+        skew_rows[k] = rate_rows[k] = rate_cols[k] = 0.0
+    if planes == 2:
+        for p in range(m):
+            for k in range(m):
+                value = F[No + mm + p * m + k] - F[No + 2 * mm + p * m + k]
+                skew_rows[k] += q[col + p] * value
+                rate_rows[k] += qd[col + p] * value
+                rate_cols[p] += value * qd[col + k]
+    tr = Q[0, 0] + Q[1, 1] + Q[2, 2]
+    mass_ = F[o + S_MASS]
+    oR, oK, oD, oM = row[O_ROT_OO], row[O_SKEW_B], row[O_ROT_OD], row[O_MDD]
+    for a in range(3):
+        M[a, a] = mass_
+        for c in range(3):
+            M[3 + a, 3 + c] = (tr if a == c else 0.0) - Q[a, c] + F[oR + 3 * a + c]
+        for k in range(m):
+            M[a, 6 + k] = M[6 + k, a] = F[oA + a * m + k] - (P1d[k] if stiffening and a == 0 else 0.0)
+            value = F[oK + a * m + k] + F[oD + a * m + k] + (skew_rows[k] if a == 0 else 0.0)
+            M[3 + a, 6 + k] = M[6 + k, 3 + a] = value
+    # −S̃₁ in the (v, ω) block, S̃₁ in (ω, v).
+    M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
+    M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
+    for p in range(m):
+        for k in range(m):
+            M[6 + p, 6 + k] = F[oM + p * m + k]
+    if want_force:
+        v, w = nu[:3], nu[3:6]
+        # Ṁ ν from the δ-dependent blocks (S̃₁, I_Ω, the axial coupling row).
+        _cross_add(dS1, w, b[:3], -1.0)
+        _cross_add(dS1, v, b[3:6], 1.0)
+        dtr = dQ[0, 0] + dQ[1, 1] + dQ[2, 2]
+        for a in range(3):
+            b[3 + a] += dtr * w[a] - (dQ[a, 0] * w[0] + dQ[a, 1] * w[1] + dQ[a, 2] * w[2])
+        vw = np.zeros(3)
+        _cross_add(v, w, vw, 1.0)
+        ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+        for k in range(m):
+            b[3] += rate_rows[k] * qd[col + k]
+            b[6 + k] += w[0] * rate_rows[k]
+            if stiffening:
+                # Ṁν of the axial row −(P₁δ)ᵀ: −δ̇ᵀP₁δ̇ on v_x, −v_x P₁δ̇ on the δ rows; ∂T/∂δ
+                # gains −(v × ω)_x P₁δ − v_x P₁δ̇ − (ω_y² + ω_z²) P₂δ (the v_x P₁δ̇ cancel).
+                b[0] -= P1r[k] * qd[col + k]
+                b[6 + k] += vw[0] * P1d[k] + (w[1] * w[1] + w[2] * w[2]) * P2d[k]
+            # − ∂T/∂δ_k
+            g = vw[0] * F[oA + k] + vw[1] * F[oA + m + k] + vw[2] * F[oA + 2 * m + k]
+            g -= w[0] * (w[1] * F[oB + m + k] + w[2] * F[oB + 2 * m + k])
+            for a in range(planes):
+                for c in range(planes):
+                    g -= 0.5 * w[1 + a] * w[1 + c] * (Nd[a, c, k] + NTd[a, c, k])
+                g += ww * Nd[a, a, k]
+            g += w[0] * rate_cols[k]
+            b[6 + k] -= g
+
+
+@njit(cache=True)
+def _body(table, F, i, q, qd, nu, want_force, M, b, work):
+    """Fill M[:s, :s] with M_i of body i (its axes; a tilted link's: its link axes) and, if
+    ``want_force``, b[:s] with Ṁ ν + g(ν, M ν) − (0, 0, ∂T/∂δ) (FlexibleBody.mass_matrix
+    and kinetic_gradient).
+    ``work`` is scratch of shape (6, s_max)."""
+    row = table[i]
+    o = row[O_SCALARS]
     s = row[SIZE]
     for a in range(s):
         b[a] = 0.0
@@ -476,95 +687,10 @@ def _body(table, F, i, q, qd, nu, want_force, M, b, work):
             M[a, c] = 0.0
     if row[TRANSLATING]:
         _translating_body(F, row, i, q, qd, nu, want_force, M, b)
+    elif row[TILTED]:
+        _tilted_body(F, row, q, qd, nu, want_force, M, b, work)
     elif row[FLEXIBLE]:
-        col, planes, No, mm = row[COLUMN], row[PLANES], row[O_N], m * m
-        oA, oB = row[O_A], row[O_B]
-        S1 = np.zeros(3)
-        bv = np.zeros(3)
-        dS1 = np.zeros(3)
-        db = np.zeros(3)
-        for a in range(3):
-            for k in range(m):
-                S1[a] += F[oA + a * m + k] * q[col + k]
-                bv[a] += F[oB + a * m + k] * q[col + k]
-                dS1[a] += F[oA + a * m + k] * qd[col + k]
-                db[a] += F[oB + a * m + k] * qd[col + k]
-        S1[0] += F[o + S_FIRST_X]
-        Q = np.zeros((3, 3))
-        dQ = np.zeros((3, 3))
-        Q[0, 0] = F[o + S_SECOND_X]
-        Q[0, 1], Q[0, 2], Q[1, 0], Q[2, 0] = bv[1], bv[2], bv[1], bv[2]
-        dQ[0, 1], dQ[0, 2], dQ[1, 0], dQ[2, 0] = db[1], db[2], db[1], db[2]
-        # N_ac δ and N_acᵀ δ for the plane pairs; N₀₁ δ̇ − N₁₀ δ̇ and its transpose.
-        Nd = np.zeros((2, 2, m))
-        NTd = np.zeros((2, 2, m))
-        for a in range(planes):
-            for c in range(planes):
-                base = No + (2 * a + c) * mm
-                for p in range(m):
-                    for k in range(m):
-                        value = F[base + p * m + k]
-                        Nd[a, c, p] += value * q[col + k]
-                        NTd[a, c, k] += value * q[col + p]
-                x = 0.0
-                dx = 0.0
-                for p in range(m):
-                    x += q[col + p] * Nd[a, c, p]
-                    dx += qd[col + p] * (Nd[a, c, p] + NTd[a, c, p])
-                Q[1 + a, 1 + c] = x
-                dQ[1 + a, 1 + c] = dx
-        skew_rows = work[0]  # δᵀN₀₁ − δᵀN₁₀ (the δ-dependent axial coupling row)
-        rate_rows = work[1]  # δ̇ᵀN₀₁ − δ̇ᵀN₁₀
-        rate_cols = work[2]  # N₀₁ δ̇ − N₁₀ δ̇
-        for k in range(m):
-            skew_rows[k] = rate_rows[k] = rate_cols[k] = 0.0
-        if planes == 2:
-            for p in range(m):
-                for k in range(m):
-                    value = F[No + mm + p * m + k] - F[No + 2 * mm + p * m + k]
-                    skew_rows[k] += q[col + p] * value
-                    rate_rows[k] += qd[col + p] * value
-                    rate_cols[p] += value * qd[col + k]
-        tr = Q[0, 0] + Q[1, 1] + Q[2, 2]
-        mass_ = F[o + S_MASS]
-        oR, oK, oD, oM = row[O_ROT_OO], row[O_SKEW_B], row[O_ROT_OD], row[O_MDD]
-        for a in range(3):
-            M[a, a] = mass_
-            for c in range(3):
-                M[3 + a, 3 + c] = (tr if a == c else 0.0) - Q[a, c] + F[oR + 3 * a + c]
-            for k in range(m):
-                M[a, 6 + k] = M[6 + k, a] = F[oA + a * m + k]
-                value = F[oK + a * m + k] + F[oD + a * m + k] + (skew_rows[k] if a == 0 else 0.0)
-                M[3 + a, 6 + k] = M[6 + k, 3 + a] = value
-        # −S̃₁ in the (v, ω) block, S̃₁ in (ω, v).
-        M[0, 4], M[0, 5], M[1, 3], M[1, 5], M[2, 3], M[2, 4] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
-        M[4, 0], M[5, 0], M[3, 1], M[5, 1], M[3, 2], M[4, 2] = S1[2], -S1[1], -S1[2], S1[0], S1[1], -S1[0]
-        for p in range(m):
-            for k in range(m):
-                M[6 + p, 6 + k] = F[oM + p * m + k]
-        if want_force:
-            v, w = nu[:3], nu[3:6]
-            # Ṁ ν from the δ-dependent blocks (S̃₁, I_Ω, the axial coupling row).
-            _cross_add(dS1, w, b[:3], -1.0)
-            _cross_add(dS1, v, b[3:6], 1.0)
-            dtr = dQ[0, 0] + dQ[1, 1] + dQ[2, 2]
-            for a in range(3):
-                b[3 + a] += dtr * w[a] - (dQ[a, 0] * w[0] + dQ[a, 1] * w[1] + dQ[a, 2] * w[2])
-            vw = np.zeros(3)
-            _cross_add(v, w, vw, 1.0)
-            ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
-            for k in range(m):
-                b[3] += rate_rows[k] * qd[col + k]
-                b[6 + k] += w[0] * rate_rows[k]
-                # − ∂T/∂δ_k
-                g = vw[0] * F[oA + k] + vw[1] * F[oA + m + k] + vw[2] * F[oA + 2 * m + k]
-                g -= w[0] * (w[1] * F[oB + m + k] + w[2] * F[oB + 2 * m + k])
-                for a in range(planes):
-                    for c in range(planes):
-                        g -= 0.5 * w[1 + a] * w[1 + c] * (Nd[a, c, k] + NTd[a, c, k])
-                    g += ww * Nd[a, a, k]
-                g += w[0] * rate_cols[k]
-                b[6 + k] -= g
+        _beam_body(F, row, q, qd, nu, want_force, M, b, work)
     else:
         oR = row[O_RIGID]
         for a in range(6):
@@ -580,8 +706,115 @@ def _body(table, F, i, q, qd, nu, want_force, M, b, work):
                 M[a, c] += inertia * F[oH + a] * F[oH + c]
     if want_force:
         p = np.zeros(6)
-        _matvec(M, nu, 6, s, p)
+        if row[TILTED]:  # the beam's gyroscopic forces are in b already: the hub's alone
+            for a in range(3):
+                p[a] = hub * nu[a]
+            if row[HAS_HUB_INERTIA]:
+                oH, spin = row[O_HUB], 0.0
+                for c in range(s):
+                    spin += F[oH + c] * nu[c]
+                for a in range(6):
+                    p[a] += F[o + S_HUB_INERTIA] * F[oH + a] * spin
+        else:
+            _matvec(M, nu, 6, s, p)
         _gyroscopic(nu, p, b)
+
+
+@njit(cache=True)
+def _root_frames(F, row, q, qd, rates):
+    """(E, Γ, Ė, Γ̇) of a tilted link at real q (:func:`_root_rotation`), the rates along q̇
+    by the complex step if ``rates`` (else zero)."""
+    m, col = row[M_COORDS], row[COLUMN]
+    speed = 0.0
+    if rates:
+        for k in range(m):
+            speed = max(speed, abs(qd[col + k]))
+    h = COMPLEX_STEP
+    delta = np.empty(m, dtype=np.complex128)
+    for k in range(m):
+        delta[k] = complex(q[col + k], h * qd[col + k] / speed) if speed > 0 else complex(q[col + k], 0.0)
+    E = np.empty((3, 3), dtype=np.complex128)
+    G = np.empty((3, m), dtype=np.complex128)
+    _root_rotation(F, row, delta, E, G)
+    back = speed / h
+    return np.ascontiguousarray(E.real), np.ascontiguousarray(G.real), E.imag * back, G.imag * back
+
+
+@njit(cache=True)
+def _tilted_body(F, row, q, qd, nu, want_force, M, b, work):
+    """M_i and (if ``want_force``) its forces Ṁν + g(ν, Mν) − (0, 0, ∂T/∂δ) of a tilted link
+    (a pinned frame bending in two planes) in link axes, ν = (v, ω, δ̇).
+
+    Its beam frame is the link frame turned by E = exp(ρ̃) and turning at Γ δ̇
+    (:func:`_root_rotation`), so the beam-axes twist is ν_b = Φ ν with
+
+        Φ = [[Eᵀ, 0, 0], [0, Eᵀ, EᵀΓ], [0, 0, 1]].
+
+    The beam's inertia M_b and forces f_b = M_b ν̇_b + Ṁ_b ν_b + g(ν_b, M_b ν_b) − (0, 0, ∂T/∂δ)
+    are those of :func:`_beam_body` at ν_b, with ν̇_b = Φ ν̇ + Φ̇ ν; by virtual power
+    (δν_b = Φ δν) the link-axes forces are Φᵀ f_b, i.e. M_i = Φᵀ M_b Φ and
+    b_i = Φᵀ (Ṁ_b ν_b + g(ν_b, M_b ν_b) − (0, 0, ∂T/∂δ) + M_b Φ̇ ν). The hub stays on the link
+    axes (:func:`_body`): it turns about the joint axis, with the in-plane root slope only."""
+    m, s = row[M_COORDS], row[SIZE]
+    E, G, dE, dG = _root_frames(F, row, q, qd, want_force)
+    nu_b = np.empty(s)
+    rate = np.zeros(6)  # Φ̇ ν: (Ėᵀ v, Ėᵀ (ω + Γδ̇) + Eᵀ Γ̇ δ̇)
+    w = np.empty(3)  # ω + Γ δ̇
+    turn = np.zeros(3)  # Γ̇ δ̇
+    for a in range(3):
+        w[a] = nu[3 + a]
+        for k in range(m):
+            w[a] += G[a, k] * nu[6 + k]
+            turn[a] += dG[a, k] * nu[6 + k]
+    for a in range(3):
+        nu_b[a] = E[0, a] * nu[0] + E[1, a] * nu[1] + E[2, a] * nu[2]
+        nu_b[3 + a] = E[0, a] * w[0] + E[1, a] * w[1] + E[2, a] * w[2]
+        rate[a] = dE[0, a] * nu[0] + dE[1, a] * nu[1] + dE[2, a] * nu[2]
+        rate[3 + a] = dE[0, a] * w[0] + dE[1, a] * w[1] + dE[2, a] * w[2]
+        rate[3 + a] += E[0, a] * turn[0] + E[1, a] * turn[1] + E[2, a] * turn[2]
+    for k in range(m):
+        nu_b[6 + k] = nu[6 + k]
+    _beam_body(F, row, q, qd, nu_b, want_force, M, b, work)
+    if want_force:
+        p = np.zeros(6)
+        _matvec(M, nu_b, 6, s, p)
+        _gyroscopic(nu_b, p, b)
+        for a in range(s):
+            acc = 0.0
+            for c in range(6):
+                acc += M[a, c] * rate[c]
+            b[a] += acc
+        _to_link_axes(b, s, E, G)
+    # M ← Φᵀ M Φ (M symmetric): Φᵀ M, transposed (= M Φ), then Φᵀ M Φ.
+    _turn_columns(M, s, E, G)
+    for a in range(s):
+        for c in range(a):
+            M[a, c], M[c, a] = M[c, a], M[a, c]
+    _turn_columns(M, s, E, G)
+
+
+@njit(cache=True)
+def _to_link_axes(x, s, E, G):
+    """x[:s] ← Φᵀ x of :func:`_tilted_body` (a force in beam axes to link axes): the v and ω
+    rows turned by E, the δ rows gaining Γᵀ of the turned ω rows."""
+    for r in (0, 3):
+        x0, x1, x2 = x[r], x[r + 1], x[r + 2]
+        for a in range(3):
+            x[r + a] = E[a, 0] * x0 + E[a, 1] * x1 + E[a, 2] * x2
+    for k in range(s - 6):
+        x[6 + k] += G[0, k] * x[3] + G[1, k] * x[4] + G[2, k] * x[5]
+
+
+@njit(cache=True)
+def _turn_columns(M, s, E, G):
+    """M[:s, :s] ← Φᵀ M (:func:`_to_link_axes` on every column)."""
+    for c in range(s):
+        for r in (0, 3):
+            x0, x1, x2 = M[r, c], M[r + 1, c], M[r + 2, c]
+            for a in range(3):
+                M[r + a, c] = E[a, 0] * x0 + E[a, 1] * x1 + E[a, 2] * x2
+        for k in range(s - 6):
+            M[6 + k, c] += G[0, k] * M[3, c] + G[1, k] * M[4, c] + G[2, k] * M[5, c]
 
 
 @njit(cache=True)
@@ -860,7 +1093,7 @@ def forward(table, F, smax, q, qd, applied, gravity):
     applied = applied - correction
     IA = np.zeros((n, smax, smax))
     pA = np.zeros((n, smax))
-    work = np.zeros((3, smax))
+    work = np.zeros((6, smax))
     zero = np.zeros(smax)
     for i in range(n):
         s = table[i, SIZE]
@@ -958,7 +1191,7 @@ def inverse(table, F, smax, q, qd, qdd, gravity):
     f = np.zeros((n, smax))
     M = np.zeros((smax, smax))
     b = np.zeros(smax)
-    work = np.zeros((3, smax))
+    work = np.zeros((6, smax))
     none = np.zeros((0, 0))
     rows = np.empty(smax, dtype=np.int64)
     cols = np.empty(smax, dtype=np.int64)
@@ -1011,7 +1244,7 @@ def mass(table, F, smax, q):
     A, P_end, nu, _, V_end, c_end = _pass(table, F, q, zero, smax)
     IC = np.zeros((n, smax, smax))
     b = np.zeros(smax)
-    work = np.zeros((3, smax))
+    work = np.zeros((6, smax))
     f = np.zeros(smax)
     for i in range(n):
         s = table[i, SIZE]
@@ -1413,6 +1646,13 @@ def compile_chain(model) -> CompiledChain:
                 put(body.M_δδ),
             )
             row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
+            if tip.root is not None:  # a pinned frame bending in two planes (core.kinematics)
+                row[TILTED] = 1
+                row[O_ROOT] = put(tip.root)
+            if body.stiffening:  # the body's own foreshortening blocks (the tip map's H is its H)
+                blocks = body.foreshortening
+                row[STIFFENING] = 1
+                row[O_P1], row[O_P2], row[O_H] = put(blocks["P1"]), put(blocks["P2"]), put(tip.foreshortening)
         row[O_SCALARS] = put(scalars)
     values = np.concatenate(chunks) if chunks else np.zeros(0)
     buffer = np.zeros(3 * values.size)  # [F, F1, F2]

@@ -35,8 +35,9 @@ element meshes) and builds nothing of size n_dof² or m² per link. K, D (with t
 damping's eigen-solve), the bodies' m × m blocks and the compiled chain are computed when a
 primitive first needs them and cached (the same values as building them eagerly). The
 structured eigen-solve (``natural_frequencies(count=...)``, :mod:`core.structured`) needs
-none of them: O(n_dof) time and memory. M(q), forward dynamics and simulations of fine
-meshes stay dense (O(n_dof²) memory, O(m³) per link and step).
+none of them: O(n_dof) time and memory; neither does ``solver="structured"`` of forward
+dynamics and simulations (the same module: block elimination on M = BD + W C Wᵀ). M(q) and
+the composite and recursive solvers stay dense (O(n_dof²) memory, O(m³) per link and step).
 
 Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 τ_c = −F_c tanh(u/ε) (default, ε = ``coulomb_velocity``) or ``"sign"``
@@ -86,16 +87,15 @@ class ChainModel(Model):
         Shown in ``repr`` and reports.
     compiled : bool or None
         Evaluate M, h, G and ``solver="recursive"`` with the compiled recursions of
-        :mod:`core.compiled` (the default unless ``geometric_stiffening``). False keeps the
-        numpy path: the independent implementation the tests compare the compiled one with.
+        :mod:`core.compiled` (True; None, the default, means True). False keeps the numpy
+        path: the independent implementation the tests compare the compiled one with.
     geometric_stiffening : bool
         Keep the axial foreshortening u(s) = −½∫₀ˢ w'² of every fixed-length flexible link
         (SPEC §4; :mod:`core.flexible_body`): second-order terms in the kinetic and the
         gravitational potential energy and the tip's axial motion, so that a spinning beam
         stiffens and answers under load do not depend on the frame choice. Off by default
-        (the classic floating-frame formulation). Runs on the numpy engine only (the
-        compiled kernels do not carry it: ``compiled=True`` is refused) and not on
-        translating links; the structured eigen-solve is not used.
+        (the classic floating-frame formulation). Both engines carry it (compiled by
+        default); not on translating links; the structured eigen-solve is not used.
     """
 
     def __init__(
@@ -112,13 +112,9 @@ class ChainModel(Model):
         if not isinstance(geometric_stiffening, (bool, np.bool_)):
             raise TypeError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
         geometric_stiffening = bool(geometric_stiffening)
+        compiled_requested = compiled
         if compiled is None:
-            compiled = not geometric_stiffening
-        if geometric_stiffening and compiled is True:
-            raise ValueError(
-                "geometric_stiffening=True runs on the numpy engine only: the compiled kernels "
-                "(core.compiled) do not carry the axial foreshortening; pass compiled=False or leave it unset"
-            )
+            compiled = True
         if not isinstance(arm, Arm):
             raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
         if geometric_stiffening and arm.translating_links:
@@ -137,12 +133,12 @@ class ChainModel(Model):
             "coulomb": coulomb,
             "coulomb_velocity": coulomb_velocity,
             "description": description,
-            "compiled": compiled,
+            "compiled": compiled_requested,
         }
         if geometric_stiffening:
             self._build_options["geometric_stiffening"] = True
             description = f"{description}, geometric stiffening" if description else "geometric stiffening"
-        #: The axial foreshortening of the beams is kept (SPEC §4; numpy engine only).
+        #: The axial foreshortening of the beams is kept (SPEC §4; both engines).
         self.geometric_stiffening = geometric_stiffening
         self.coulomb = coulomb
         self.coulomb_velocity = float(coulomb_velocity)
@@ -174,10 +170,10 @@ class ChainModel(Model):
                     f"link {number}: basis length {basis.length!r} differs from the link length {link.length!r}"
                 )
             planes = 2 if (link.EI_out is not None and not arm.is_planar) else 1
-            if basis.frame == "pinned" and planes == 2:
+            if basis.frame == "pinned" and planes == 2 and translating:
                 raise ValueError(
-                    f"link {number}: pinned (chord) frames describe bending about the joint axis only; "
-                    "out-of-plane bending (EI_out) needs a clamped basis"
+                    f"link {number}: pinned (chord) frames on a translating link bend in the joint's plane "
+                    "only; out-of-plane bending (EI_out) of a translating link needs a clamped basis"
                 )
             body = (
                 TranslatingBody(link, basis, planes)
@@ -217,7 +213,15 @@ class ChainModel(Model):
             if translating and body.following is not None:
                 follow = _tip_rows(body, arm.tip_rotation == "slope")
             foreshortening = body.foreshortening["H"] if geometric_stiffening else None
-            tip_maps[number - 1] = TipMap(columns, translation, rotation, translating, follow, foreshortening)
+            root = None
+            if basis.frame == "pinned" and planes == 2:
+                # The chord frame leaves the joint's plane by the out-of-plane root slope
+                # (core.kinematics): ρ = (0, w_z'(0), 0).
+                root = np.zeros((3, body.n_coordinates))
+                root[1] = body.to_plane(basis.root_slope, 1)
+            tip_maps[number - 1] = TipMap(
+                columns, translation, rotation, translating, follow, foreshortening, root=root
+            )
             self.bases[number] = basis
             self.bodies[number] = body
             self.flex_columns[number] = columns
@@ -239,8 +243,8 @@ class ChainModel(Model):
     # A fine element mesh gives n_dof in the thousands: the constructor builds nothing of
     # size n_dof² (nor (2E)² per link). K, D and the compiled chain (which holds every
     # body's dense blocks) are computed on first use and cached; the structured eigen-solve
-    # (core.structured) never asks for them. Simulations and forward dynamics of fine meshes
-    # do: they stay dense (O(n_dof²) memory, O(n_dof³) per factorization).
+    # (core.structured) never asks for them, nor does solver="structured". The composite and
+    # recursive solvers do: they stay dense (O(n_dof²) memory, O(n_dof³) per factorization).
     @property
     def compiled(self):
         """The compiled recursions (:class:`core.compiled.CompiledChain`; built on first use,
@@ -548,10 +552,25 @@ class ChainModel(Model):
             return -coulomb * np.sign(u)
         return -coulomb * np.tanh(u / self.coulomb_velocity)
 
+    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
+        """As :meth:`Model.forward_dynamics`; ``solver="structured"`` applies K and D link by
+        link (banded) instead of the dense n_dof² matrices (:mod:`core.structured`: O(n_dof))."""
+        if solver != "structured":
+            return super().forward_dynamics(q, qd, tau, solver, friction=friction)
+        from core.structured import structured_dynamics
+
+        q, qd = self._state(q, qd)
+        return structured_dynamics(self).forward(q, qd, tau, friction)
+
     def rates_function(self, solver: str = "composite"):
         """As :meth:`Model.rates_function`; on the compiled chain without translating
         links (constant B, D, K), one compiled call per right-hand side
-        (:func:`core.compiled.rates`: friction, applied forces, q̈ and the powers)."""
+        (:func:`core.compiled.rates`: friction, applied forces, q̈ and the powers);
+        ``"structured"``: :meth:`core.structured.StructuredDynamics.rates_function` (O(n_dof))."""
+        if solver == "structured":
+            from core.structured import structured_dynamics
+
+            return structured_dynamics(self).rates_function()
         if self.compiled is None or self.translating or solver not in ("recursive", "composite"):
             return super().rates_function(solver)
         epsilon = -1.0 if self.coulomb == "sign" else self.coulomb_velocity
@@ -614,7 +633,7 @@ class ChainModel(Model):
         rows = 6 + body.n_coordinates + translating
         J = np.zeros((f.R_body.shape[0], rows, self.n_dof), dtype=dtype)
         J[:, :3] = R_T @ f.Jv_link
-        J[:, 3:6] = R_T @ f.Jw_link
+        J[:, 3:6] = R_T @ f.Jw_body
         J[:, 6 : 6 + body.n_coordinates, self.flex_columns[number]] = np.eye(body.n_coordinates)
         if translating:
             J[:, -1, number - 1] = 1.0  # l̇

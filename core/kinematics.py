@@ -3,7 +3,7 @@
 Frames, following :mod:`core.arm` (standard Denavit–Hartenberg)::
 
     link frame i   L_i = T_{i-1} · Rz(θ_i) · Tz(d_i)
-    beam frame i   B_i = L_i · R_beam            (R_beam = I for a revolute joint,
+    beam frame i   B_i = L_i · exp(ρ(δ_i)) · R_beam   (R_beam = I for a revolute joint,
                                                   PRISMATIC_BEAM for a prismatic one)
     tip frame i    T_i = B_i · Tr(L e_x + u(δ_i)) · exp(θ(δ_i)) · R_beamᵀ · Rx(α_i)   (flexible)
                    T_i = L_i · Tx(a_i) · Rx(α_i)                                     (rigid)
@@ -13,6 +13,14 @@ axial foreshortening ½ δᵀ H(L) δ, see :class:`TipMap`). A flexible beam lie
 s ∈ [0, L]; its tip is translated by the tip deflection u = (0, w_y(L), w_z(L))
 and rotated by the small rotation vector θ = (0, −w_z'(L), w_y'(L)) (slope) or
 (0, −w_z(L)/L, w_y(L)/L) (chord), applied exactly through Rodrigues' formula.
+
+The root rotation ρ(δ) is zero except for a pinned (chord) frame on a link that also
+bends out of the joint's plane: the chord frame runs from root to tip, so it leaves the
+plane normal to the joint axis by the out-of-plane root slope, ρ = (0, w_z'(0), 0). The
+beam's root tangent, (1, w_y'(0), w_z'(0)) in the beam frame, is then
+(1, w_y'(0), 0) + O(δ²) in the link frame: it turns with the hub about the joint axis only
+(by w_y'(0) relative to the link frame, the in-plane pinned condition). See
+:class:`TipMap` (``root``).
 
 A flexible link on a prismatic joint *translates* (SPEC §4): its hub stays at
 d_i = d along z_{i-1}, and the joint variable q_i is the free length l, which
@@ -54,6 +62,10 @@ class TipMap:
     foreshortening : ndarray, shape (m, m), or None
         Geometric stiffening: H = Σ_a E_aᵀ H(L) E_a, the tip moves back along the beam
         axis by ½ δᵀ H δ (the axial foreshortening u(L)); None: no axial motion.
+    root : ndarray, shape (3, m), or None
+        Pinned frames on a link bending in two planes: the beam frame is turned from the
+        link frame by the small rotation ρ = root @ δ (rows (0, E_z φ'(0), 0): the
+        out-of-plane root slope), applied exactly; None: the beam frame is the link frame.
     follow : callable or None
         A translating link with length-following shapes: ``follow(l, derivative)`` for
         free lengths l (B,) gives the body arrays (``translation``, ``rotation``, each
@@ -67,6 +79,7 @@ class TipMap:
     translating: bool = False
     follow: Callable | None = None
     foreshortening: np.ndarray | None = None
+    root: np.ndarray | None = None
 
     def rows(self, length: np.ndarray) -> tuple:
         """(U, Θ, U', Θ') at free lengths ``length`` (B,): batch axis first, U' = dU/dl
@@ -114,6 +127,9 @@ class LinkFrames:
     z_joint: np.ndarray  # axis of this link's joint (z of the previous tip frame)
     Jv_link: np.ndarray | None = None
     Jw_link: np.ndarray | None = None
+    Jw_body: np.ndarray | None = (
+        None  # angular velocity of the beam frame (Jw_link unless it has a root rotation)
+    )
     Jw_before: np.ndarray | None = None  # angular velocity Jacobian of the previous tip frame
     Jv_tip: np.ndarray | None = None
     Jw_tip: np.ndarray | None = None
@@ -181,8 +197,16 @@ class ChainKinematics:
                 elif not translating:
                     Jv_link[:, :, i] += z
             beam = np.eye(3) if joint.kind == "revolute" else PRISMATIC_BEAM
-            R_body = R_link @ beam
             tip = self.tip_maps.get(i) if link.is_flexible else None
+            Jw_body = Jw_link if jacobians else None
+            if tip is not None and tip.root is not None:
+                rho = np.einsum("ai,bi->ba", tip.root, q[:, tip.columns])
+                R_body = R_link @ exp_so3(rho) @ beam
+                if jacobians:
+                    Jw_body = Jw_link.copy()
+                    Jw_body[:, :, tip.columns] += R_link @ (left_jacobian(rho) @ tip.root)
+            else:
+                R_body = R_link @ beam
             length = q[:, i] if translating else link.length + 0 * q[:, i]
             if tip is None:
                 # Rigid link (or undeformed flexible one): a fixed offset.
@@ -210,11 +234,11 @@ class ChainKinematics:
                 offset = (R_body @ u_local[:, :, None])[:, :, 0]
                 R_end = R_body @ exp_so3(theta_tip) @ beam.T
                 if jacobians:
-                    Jw_tip = Jw_link.copy()
+                    Jw_tip = Jw_body.copy()
                     turn = left_jacobian(theta_tip)
                     rotation = Theta / length[:, None, None] if translating else Theta
                     Jw_tip[:, :, tip.columns] += R_body @ (turn @ rotation)
-                    Jv_tip = Jv_link - skew(offset) @ Jw_link
+                    Jv_tip = Jv_link - skew(offset) @ Jw_body
                     Jv_tip[:, :, tip.columns] += R_body @ U
                     if tip.foreshortening is not None:  # ∂u_x/∂δ = −(H δ)ᵀ along the beam axis
                         Jv_tip[:, :, tip.columns] -= R_body[:, :, 0:1] * shortening[:, None, :]
@@ -232,6 +256,7 @@ class ChainKinematics:
             frames = LinkFrames(R_link, p_link, R_body, R_end, R_tip, p_tip, z)
             if jacobians:
                 frames.Jv_link, frames.Jw_link, frames.Jw_before = Jv_link, Jw_link, Jw
+                frames.Jw_body = Jw_body
                 frames.Jv_tip, frames.Jw_tip = Jv_tip, Jw_tip
                 Jv, Jw = Jv_tip, Jw_tip
             out.append(frames)

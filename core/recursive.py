@@ -140,6 +140,14 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
             for r in (slice(0, 3), slice(3, 6)):
                 M[r] = R @ M[r]
                 M[:, r] = M[:, r] @ R.T
+            turn = f.Jw_body[0][:, sigma] - f.Jw_link[0][:, sigma]
+            if np.any(turn):
+                # A pinned frame bending in two planes: the beam frame also turns with the
+                # link's own rates, ω_b = ω_i + Γ δ̇ (core.kinematics), i.e. ν ↦ T ν with
+                # T = 1 + (Ω rows ← Γ on the δ̇ columns).
+                T = np.eye(6 + k)
+                T[3:6, 6:] = turn
+                M = T.T @ M @ T
         else:
             M = np.zeros((6 + k, 6 + k))
             mass, com, tensor = rigid

@@ -24,6 +24,31 @@ backend's fused or compiled one may have matrices of other auxiliary values buil
 in) and SciPy's own Jacobian for the implicit methods; every output row is
 evaluated inside ``with model.auxiliary(a_row):``, so the energies are those of the
 integrated a, and the frame has one column per auxiliary name.
+
+Prescribed joint motion (``prescribed=True``, :func:`prescribed_motion`). The joints
+follow the trajectory exactly (kinematic driving, as in the spin-up benchmark of Kane,
+Ryan & Banerjee 1987): only x = (q_f, q̇_f, a, W_in, W_diss) is integrated, q_r, q̇_r,
+q̈_r are the trajectory's at every t, and the joint inputs τ are the reactions that
+realise that motion. Why not a controller that returns those τ to the usual
+integration of every coordinate: (1) the joint angles would be integrated too and drift
+from the trajectory by the integrator's error (here they are exact by construction);
+(2) a controller must map τ → q̈_r through M⁻¹, i.e. through the actuator's effective
+inertia, the Schur complement M_rr − M_rf M_ff⁻¹ M_fr, which for a beam without hub
+inertia is only the inertia the flexible basis cannot represent (O(h³) for Hermite
+elements of size h). With geometric stiffening kept to second order the kinetic energy
+is no longer positive for every velocity: rotating the frame while the beam stands still
+in space, ẇ = −θ̇s, gives T₂ = ½θ̇² ∫ρA (w² − s∫₀ˢw'²) ds ≤ 0 (Cauchy–Schwarz:
+w(s)² ≤ s∫₀ˢw'²), so on a fine mesh that Schur complement — and M itself — turns
+indefinite at deflections of a few centimetres (measured: FEM 16 elements in the spin-up
+at t ≈ 1.2 s) and any scheme that factorizes M breaks down, while the rows that are
+integrated here, through [M_qf  −B], need only M_ff (the beam's own mass matrix). The
+price: the joints cannot deviate from the trajectory (no joint compliance), which is the
+benchmark's premise.
+
+Divergence guard (``deflection_limit``): the integration stops, through a terminal
+``solve_ivp`` event, the first time a flexible link's tip deflection (any ``tip_w<i>``
+or ``tip_v<i>``) reaches the limit; the frame ends with that instant and
+``frame.attrs["stopped_at"]`` gives it (None when the run reached the end).
 """
 
 from __future__ import annotations
@@ -77,6 +102,8 @@ def simulate(
     jacobian: bool | None = None,
     progress=None,
     auxiliary0=None,
+    prescribed: bool = False,
+    deflection_limit: float | None = None,
 ) -> pd.DataFrame:
     """Simulate ``model`` from (q0, q̇0) over ``t_span`` [s].
 
@@ -126,6 +153,18 @@ def simulate(
         inside ``with model.auxiliary(a):`` and appends ȧ =
         ``model.auxiliary_rates(q, q̇, a)``, and every output row is computed
         inside ``with model.auxiliary(a_row):``.
+    prescribed : bool
+        The joints follow ``trajectory`` exactly (see the module docstring; ``controller``
+        must be None): the joint entries of ``q0`` and ``qd0`` are replaced by the
+        trajectory's at t0, only the flexible coordinates (and auxiliary states) are
+        integrated, and the torques ``tau<i>`` are the joint inputs that realise the motion
+        (:func:`prescribed_motion`). ``solver`` is not used (no forward dynamics) and the
+        implicit methods get central differences of the right-hand side
+        (:func:`core.derivatives.central_difference_jacobian`; ``jacobian=False``: SciPy's).
+    deflection_limit : float, optional
+        Stop when the tip deflection of a flexible link reaches this magnitude [m]
+        (a diverging run, e.g. a spinning beam without geometric stiffening, stops there
+        instead of growing to overflow); ``frame.attrs["stopped_at"]`` is that time.
 
     Returns
     -------
@@ -141,7 +180,8 @@ def simulate(
         ``energy`` [J]; ``input_power`` [W]; ``work_input``,
         ``work_dissipated``, ``energy_balance_error`` [J]. ``frame.attrs``
         holds the cost: ``nfev``, ``njev``, ``nlu``, ``wall_time``, and
-        ``method``, ``rtol``, ``atol``.
+        ``method``, ``rtol``, ``atol``, ``prescribed`` and ``stopped_at`` (the time
+        the ``deflection_limit`` was reached, else None).
 
     Raises
     ------
@@ -161,8 +201,21 @@ def simulate(
     t0, t1 = (float(x) for x in t_span)
     if not t1 > t0:
         raise ValueError(f"t_span must be increasing, got {t_span!r}")
+    if deflection_limit is not None and not (np.isfinite(deflection_limit) and deflection_limit > 0):
+        raise ValueError(f"deflection_limit must be finite and > 0 [m], got {deflection_limit!r}")
+    if prescribed:
+        if trajectory is None:
+            raise ValueError("prescribed=True needs a trajectory: the joints follow it exactly")
+        if controller is not None:
+            raise ValueError(
+                "prescribed=True: the joint inputs are the reactions of the prescribed motion; "
+                f"pass controller=None, got {type(controller).__name__}"
+            )
+        q0, qd0 = q0.copy(), qd0.copy()
+        q0[:n_joints], qd0[:n_joints] = (np.asarray(v, dtype=float) for v in trajectory.evaluate(t0)[:2])
     a0 = _auxiliary_start(model, q0, qd0, auxiliary0)
     m = a0.size
+    context = model.auxiliary if m else (lambda a: contextlib.nullcontext())
 
     def inputs(t: float, q: np.ndarray, qd: np.ndarray, reference=None) -> np.ndarray:
         if controller is None:
@@ -174,7 +227,29 @@ def simulate(
             raise ValueError(f"controller returned shape {tau.shape}, expected ({n_joints},)")
         return tau
 
-    if m:
+    n_f = n - n_joints  # the integrated coordinates of a prescribed run: x = (q_f, q̇_f, a, W)
+
+    def joint_state(t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, q̇, q̈_r) of a prescribed run: the trajectory's joints, the state's flexible part."""
+        q_r, qd_r, qdd_r = trajectory.evaluate(t)
+        return np.concatenate([q_r, x[:n_f]]), np.concatenate([qd_r, x[n_f : 2 * n_f]]), qdd_r
+
+    if prescribed:
+
+        def prescribed_rates(t: float, x: np.ndarray) -> np.ndarray:
+            q, qd, qdd_r = joint_state(t, x)
+            a = x[2 * n_f : 2 * n_f + m]
+            with context(a):
+                qdd, _, powers = _prescribed(model, q, qd, qdd_r)
+                a_dot = model.auxiliary_rates(q, qd, a) if m else a
+            return np.concatenate([x[n_f : 2 * n_f], qdd[n_joints:], a_dot, powers])
+
+        def rhs(t: float, x: np.ndarray) -> np.ndarray:
+            q, qd, _ = joint_state(t, x)
+            watch(t, q, qd)
+            return prescribed_rates(t, x)
+
+    elif m:
         # The generic right-hand side: it evaluates the primitives, which see the auxiliary
         # values (a backend's fused one may have built in matrices of other values). It
         # reads q, q̇ from x[:2n] and returns (q̇, q̈, input power, dissipated power).
@@ -197,10 +272,21 @@ def simulate(
             return rates(x, inputs(t, q, qd))
 
     jac = None
+    if prescribed and method in IMPLICIT and jacobian is not False:
+        # Central differences of the right-hand side (core.derivatives): SciPy's adaptive forward
+        # differences misjudge the steps of stiff beam coordinates here and Newton stalls
+        # (measured, spin-up FEM 16 elements with geometric stiffening, Radau rtol 1e-6:
+        # 1305 Jacobians and 30 734 right-hand sides with SciPy's, 15 and 4 212 with these).
+        from core.derivatives import central_difference_jacobian
+
+        def jac(t: float, x: np.ndarray) -> np.ndarray:
+            return central_difference_jacobian(lambda y: prescribed_rates(t, y), x)
+
     if jacobian is None:
         jacobian = method == "LSODA"
-    # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states get SciPy's.
-    if jacobian and method in IMPLICIT and hasattr(rates, "jacobian") and not m:
+    # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states get SciPy's
+    # (prescribed runs have their own, above: their state has no joint coordinates).
+    if jacobian and method in IMPLICIT and not prescribed and hasattr(rates, "jacobian") and not m:
 
         def jac(t: float, x: np.ndarray) -> np.ndarray:
             q, qd = x[:n], x[n : 2 * n]
@@ -224,14 +310,61 @@ def simulate(
             if ratio > worst[k][0]:
                 worst[k] = (ratio, t)
 
-    x0 = np.concatenate([q0, qd0, a0, [0.0, 0.0]])
-    start = time.perf_counter()
+    if prescribed:
+        x0 = np.concatenate([q0[n_joints:], qd0[n_joints:], a0, [0.0, 0.0]])
+    else:
+        x0 = np.concatenate([q0, qd0, a0, [0.0, 0.0]])
     options = {} if jac is None else {"jac": jac}
+    if deflection_limit is not None:
+
+        def full_q(t: float, x: np.ndarray) -> np.ndarray:
+            return joint_state(t, x)[0] if prescribed else x[:n]
+
+        def deflection_margin(t: float, x: np.ndarray) -> float:
+            """limit − the largest |tip deflection|: reaches 0 from above at the limit."""
+            start_a = 2 * n_f if prescribed else 2 * n
+            with context(x[start_a : start_a + m]):
+                tips = model.tip_deflections(full_q(t, x))
+            return deflection_limit - max((abs(v) for v in tips.values()), default=0.0)
+
+        deflection_margin.terminal = True
+        deflection_margin.direction = -1
+        if deflection_margin(t0, x0) <= 0:
+            raise ValueError(
+                f"deflection_limit: the initial tip deflection already reaches {deflection_limit!r} m"
+            )
+        options["events"] = [deflection_margin]
+    start = time.perf_counter()
     from scipy.integrate import solve_ivp  # on use: study configs import this module to validate
 
     solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval, **options)
     wall = time.perf_counter() - start
-    frame = _frame(model, solution.t, solution.y, inputs, trajectory, solver, m)
+    times, states = solution.t, solution.y
+    stopped_at = None
+    if deflection_limit is not None and solution.status == 1 and solution.t_events[0].size:
+        stopped_at = float(solution.t_events[0][0])
+        if not times.size or stopped_at > times[-1]:  # the frame ends with the crossing
+            times = np.append(times, stopped_at)
+            states = np.column_stack([states, solution.y_events[0][0]])
+    if prescribed:
+        # Full states (q, q̇, a, W) for the frame: the trajectory's joints beside each state.
+        full = np.zeros((2 * n, times.size))
+        for k, (t, x) in enumerate(zip(times, states.T, strict=True)):
+            q, qd, _ = joint_state(t, x)
+            full[:n, k], full[n:, k] = q, qd
+        states = np.vstack([full, states[2 * n_f :]])
+
+        def dynamics(t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            qdd, tau = prescribed_motion(model, q, qd, trajectory.evaluate(t)[2])
+            return tau, qdd
+
+    else:
+
+        def dynamics(t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            tau = inputs(t, q, qd)
+            return tau, model.forward_dynamics(q, qd, tau, solver=solver)
+
+    frame = _frame(model, times, states, dynamics, trajectory, m)
     frame.attrs.update(
         nfev=int(solution.nfev),
         njev=int(solution.njev),
@@ -242,6 +375,8 @@ def simulate(
         atol=atol,
         success=bool(solution.success),
         message=solution.message,
+        prescribed=bool(prescribed),
+        stopped_at=stopped_at,
     )
     for (index, _), (ratio, when) in zip(speeds, worst, strict=True):
         if ratio > EXTENSION_SPEED_LIMIT:
@@ -255,6 +390,76 @@ def simulate(
         reached = solution.t[-1] if solution.t.size else t0
         raise SimulationError(f"integration failed at t = {reached:.6g} s: {solution.message}", frame)
     return frame
+
+
+def prescribed_motion(model: Model, q, qd, qdd_joints) -> tuple[np.ndarray, np.ndarray]:
+    """Accelerations and joint inputs when the joint accelerations are prescribed.
+
+    Every row of M q̈ + R = B τ, with R = C q̇ + G + D q̇ + ∂V_e/∂q − B τ_c (friction
+    τ_c included) and q̈ = (q̈_r, q̈_f), q̈_r given, is one equation for the unknowns
+    (q̈_f, τ)::
+
+        [M_:f  −B] [q̈_f; τ] = −M_:r q̈_r − R
+
+    a square system (n_dof = n_flex + n_joints), solved by LU. For clamped frames
+    (B = [I; 0]) it is M_ff q̈_f = −M_fr q̈_r − R_f, then τ = M_rr q̈_r + M_rf q̈_f + R_r;
+    pinned frames, whose joint inputs also drive the modes (B_f = φ'(0)), are solved the
+    same way. Only M_ff needs to be regular, never the joint inertia M_rr or the actuator's
+    effective inertia (see the module docstring: with geometric stiffening those may be
+    indefinite). Works for any number of joints, revolute or prismatic (a translating link's
+    free length is then prescribed too).
+
+    Parameters
+    ----------
+    q, qd : ndarray, shape (n_dof,)
+        Configuration and rates [rad or m, per s].
+    qdd_joints : ndarray, shape (n_joints,)
+        The prescribed joint accelerations [rad/s² or m/s²].
+
+    Returns
+    -------
+    qdd : ndarray, shape (n_dof,)
+        (q̈_r, q̈_f).
+    tau : ndarray, shape (n_joints,)
+        The joint inputs that realise the motion [N·m or N].
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When the system is singular (no joint inputs realise the motion).
+    """
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    qdd_joints = np.asarray(qdd_joints, dtype=float)
+    if qdd_joints.shape != (model.n_joints,):
+        raise ValueError(f"qdd_joints must have shape ({model.n_joints},), got {qdd_joints.shape}")
+    qdd, tau, _ = _prescribed(model, q, qd, qdd_joints)
+    return qdd, tau
+
+
+def _prescribed(
+    model: Model, q: np.ndarray, qd: np.ndarray, qdd_joints: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`prescribed_motion` without the input checks, and the powers a simulation
+    integrates: (q̈, τ, [q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c]) with u = Bᵀq̇ (as
+    :meth:`Model.rates_function <core.model.Model.rates_function>`), every model primitive
+    evaluated once (a right-hand side of a prescribed run is this call)."""
+    n, n_joints = model.n_dof, model.n_joints
+    M = model.mass_matrix(q)
+    B = model.input_matrix(q)
+    applied = model._applied(q, qd, np.zeros(n_joints))  # B τ_c − D q̇ − ∂V_e/∂q
+    R = model.nonlinear_forces(q, qd) - applied
+    system = np.concatenate([M[:, n_joints:], -B], axis=1)
+    try:
+        solved = np.linalg.solve(system, -(M[:, :n_joints] @ qdd_joints) - R)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            "prescribed motion: [M_qf  -B] is singular, no joint inputs realise the prescribed accelerations"
+        ) from None
+    tau = solved[n - n_joints :]
+    # q̇ᵀ(D q̇ − B τ_c) = −q̇ᵀ(applied + ∂V_e/∂q): no second call of D and τ_c (for an arm
+    # without damping and friction both terms are the same product, and the power exactly 0).
+    powers = np.array([qd @ (B @ tau), -(qd @ (applied + model.elastic_forces(q)))])
+    return np.concatenate([qdd_joints, solved[: n - n_joints]]), tau, powers
 
 
 def _controller_jacobian(
@@ -344,10 +549,11 @@ def _wave_speeds(model: Model) -> list[tuple[int, float]]:
 
 
 def _frame(
-    model: Model, times: np.ndarray, states: np.ndarray, inputs, trajectory, solver: str, m: int = 0
+    model: Model, times: np.ndarray, states: np.ndarray, dynamics, trajectory, m: int = 0
 ) -> pd.DataFrame:
     """One row per state column x = (q, q̇, a, W_in, W_diss) of ``states`` (a: the m
-    auxiliary states), every quantity of a row evaluated inside ``with model.auxiliary(a):``."""
+    auxiliary states), every quantity of a row evaluated inside ``with model.auxiliary(a):``;
+    ``dynamics(t, q, q̇) -> (τ, q̈)`` gives a row's inputs and accelerations."""
     import pandas as pd
 
     n = model.n_dof
@@ -359,7 +565,7 @@ def _frame(
     for t, x in zip(times, states.T, strict=True):
         q, qd = x[:n], x[n : 2 * n]
         with model.auxiliary(x[2 * n : 2 * n + m]) if m else no_context:
-            tau = inputs(t, q, qd)
+            tau, qdd = dynamics(t, q, qd)
             row: dict[str, Any] = {"time": t}
             row.update(zip(names, q, strict=True))
             row.update({f"{name}_dot": v for name, v in zip(names, qd, strict=True)})
@@ -375,7 +581,6 @@ def _frame(
                 row.update(
                     {f"{name}_ref_dot": v for name, v in zip(names[: model.n_joints], qd_d, strict=True)}
                 )
-            qdd = model.forward_dynamics(q, qd, tau, solver=solver)
             row.update(
                 {
                     f"{name}_ddot": v

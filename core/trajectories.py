@@ -28,6 +28,23 @@ def _vector(name: str, value) -> np.ndarray:
     return array
 
 
+def _rates_and_periods(obj, rate: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check and freeze the per-joint fields ``rate`` (k or Ω), ``T`` and ``q0`` of a
+    frozen trajectory dataclass: finite vectors of one length, T > 0, q0 zero by default."""
+    values, T = _vector(rate, getattr(obj, rate)), _vector("T", obj.T)
+    if values.shape != T.shape:
+        raise ValueError(f"{rate} and T must have the same length, got {values.size} and {T.size}")
+    if np.any(T <= 0):
+        raise ValueError(f"T must be > 0, got {tuple(T)}")
+    q0 = np.zeros_like(values) if obj.q0 is None else _vector("q0", obj.q0)
+    if q0.shape != values.shape:
+        raise ValueError(f"q0 must have {values.size} entries, got {q0.size}")
+    object.__setattr__(obj, rate, tuple(values))
+    object.__setattr__(obj, "T", tuple(T))
+    object.__setattr__(obj, "q0", tuple(q0))
+    return values, T, q0
+
+
 @dataclass(frozen=True)
 class Cycloidal:
     """θ_i(t) = q0_i + k_i [t − (T_i/π) sin(πt/T_i)] (seed paper 001).
@@ -40,17 +57,7 @@ class Cycloidal:
     q0: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        k, T = _vector("k", self.k), _vector("T", self.T)
-        if k.shape != T.shape:
-            raise ValueError(f"k and T must have the same length, got {k.size} and {T.size}")
-        if np.any(T <= 0):
-            raise ValueError(f"T must be > 0, got {tuple(T)}")
-        q0 = np.zeros_like(k) if self.q0 is None else _vector("q0", self.q0)
-        if q0.shape != k.shape:
-            raise ValueError(f"q0 must have {k.size} entries, got {q0.size}")
-        object.__setattr__(self, "k", tuple(k))
-        object.__setattr__(self, "T", tuple(T))
-        object.__setattr__(self, "q0", tuple(q0))
+        k, T, q0 = _rates_and_periods(self, "k")
         # evaluated in every right-hand side of a simulation: the arrays once
         object.__setattr__(self, "_arrays", (k, np.pi / T, q0))
 
@@ -179,6 +186,47 @@ class CartesianCircle:
         return np.array([q1, q2]), qd, qdd
 
 
+@dataclass(frozen=True)
+class SpinUp:
+    """Spin-up to a constant rate (Kane, Ryan & Banerjee 1987, J. Guidance 10(2), 139–151).
+
+    Per joint, with final rate Ω_i reached at time T_i: θ_i(t) = q0_i + (Ω_i/T_i)[t²/2 +
+    (T_i/2π)²(cos(2πt/T_i) − 1)] for 0 ≤ t < T_i, θ_i(t) = q0_i + Ω_i(t − T_i/2) from T_i on,
+    and at rest at q0_i before t = 0. The acceleration (Ω_i/T_i)(1 − cos(2πt/T_i))
+    rises from 0 to its peak 2Ω_i/T_i at T_i/2 and returns to 0 at T_i, so θ, θ̇,
+    θ̈ (and the jerk) are continuous at t = 0 and at t = T_i. The benchmark is a
+    cantilever beam (L = 10 m, EI = 1.4e4 N·m², ρA = 1.2 kg/m) driven this way with
+    Ω = 6 rad/s, T = 15 s: above the first clamped-free frequency (3.80 rad/s) the
+    classic floating-frame model without geometric stiffening diverges.
+    """
+
+    omega: tuple[float, ...]
+    T: tuple[float, ...]
+    q0: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        omega, T, q0 = _rates_and_periods(self, "omega")
+        # evaluated in every right-hand side of a simulation: the arrays once
+        object.__setattr__(self, "_arrays", (omega, T, q0))
+
+    @classmethod
+    def from_config(cls, arm: Arm, q0: np.ndarray, *, omega: list[float], T: list[float]) -> SpinUp:
+        """Final rates omega [rad/s or m/s] reached at times T [s], per joint, from ``q0``."""
+        return cls(omega=tuple(omega), T=tuple(T), q0=tuple(q0))
+
+    def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        omega, T, q0 = self._arrays
+        # The ramp at s = t clipped to [0, T]; past T it has reached θ = ΩT/2, θ̇ = Ω,
+        # θ̈ = 0 and the angle grows by Ω(t − T).
+        s = np.clip(t, 0.0, T)
+        w = 2 * np.pi / T
+        rate = omega / T
+        q = q0 + rate * (s * s / 2 + (np.cos(w * s) - 1) / w**2) + omega * np.maximum(t - T, 0.0)
+        qd = rate * (s - np.sin(w * s) / w)
+        qdd = np.where((t > 0) & (t < T), rate * (1 - np.cos(w * s)), 0.0)
+        return q, qd, qdd
+
+
 def _solve_2x2(J, b) -> np.ndarray:
     """J⁻¹ b by Cramer's rule (det J = l1 l2 sin q2 ≠ 0 inside the workspace the
     constructor checks); ``np.linalg.solve`` costs ~10 µs of dispatch per 2×2 call."""
@@ -192,4 +240,5 @@ TRAJECTORIES: dict[str, type] = {
     "cycloidal": Cycloidal,
     "parabolic-blend": ParabolicBlend,
     "circle": CartesianCircle,
+    "spin-up": SpinUp,
 }

@@ -156,6 +156,34 @@ class SweepSection(_Section):
         description="FEM: elements per flexible link, the same count on every flexible link, uniform mesh "
         "(per-link counts and graded meshes are options of fem.FiniteElementModel, not config keys).",
     )
+    geometric_stiffening: bool | list[bool] = Field(
+        default=False,
+        description="Keep the axial foreshortening u = -1/2 int w'^2 of every flexible link (geometric, e.g. "
+        "centrifugal, stiffening; the models' geometric_stiffening keyword, both backends): true, false, or "
+        "[false, true] to build every discretization both ways (neighbouring cases). Off by default (the "
+        "classic floating-frame model); given, every result row has a geometric_stiffening column and the "
+        "labels of stiffened cases end in 'stiffened'. Not for translating links.",
+    )
+
+    @field_validator("geometric_stiffening", mode="before")
+    @classmethod
+    def _stiffening(cls, value: Any) -> Any:
+        # One message for every wrong form (pydantic's union would report each member's error).
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(isinstance(v, bool) for v in values):
+            raise ValueError("must be true or false, or a list of them like [false, true]")
+        if len(set(values)) < len(values):
+            raise ValueError("must not repeat a value")
+        return value
+
+    @property
+    def stiffening_values(self) -> tuple[bool | None, ...]:
+        """The cases' ``geometric_stiffening``: the values given, or (None,) when the key is not
+        given (classic models, no column)."""
+        if "geometric_stiffening" not in self.model_fields_set:
+            return (None,)
+        value = self.geometric_stiffening
+        return tuple(value) if isinstance(value, list) else (value,)
 
 
 class ReportSection(_Section):
@@ -293,8 +321,14 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
         analysis = kind.analysis_schema.model_validate(config.analysis)
     except ValidationError as error:
         raise _validation_error(error, "analysis") from None
+    if True in config.sweep.stiffening_values and not kind.geometric_stiffening:
+        raise ConfigError(
+            f"sweep.geometric_stiffening: the {kind.name} kind builds the classic models only, "
+            f"got {config.sweep.geometric_stiffening!r}"
+        )
     arm = build_arm(config.arm)  # arm errors surface at load time
     _check_following_families(config.sweep, arm)
+    _check_stiffening(config.sweep, arm)
     try:
         kind.validate(arm, analysis)
     except ValueError as error:
@@ -320,6 +354,16 @@ def _check_following_families(sweep: SweepSection, arm: Arm) -> None:
                 f"but link {fixed[0]} is a flexible link of fixed length (the {backends} cases give every "
                 f"flexible link this family; translating links: {list(arm.translating_links) or 'none'})"
             )
+
+
+def _check_stiffening(sweep: SweepSection, arm: Arm) -> None:
+    """Geometric stiffening is refused on an arm with translating links (the foreshortening of
+    a beam sliding through its hub is not modelled; the models refuse it too)."""
+    if True in sweep.stiffening_values and arm.translating_links:
+        raise ConfigError(
+            f"sweep.geometric_stiffening: not available for translating links {list(arm.translating_links)} "
+            f"(the foreshortening of a beam sliding through its hub is not modelled), got {sweep.geometric_stiffening!r}"
+        )
 
 
 def apply_override(data: dict[str, Any], assignment: str) -> None:
@@ -419,10 +463,11 @@ def expand_cases(config: StudyConfig) -> list[Case]:
     """The independent cases of the sweep, in a fixed order, numbered from 1.
 
     Backend by backend (:data:`~studies.discretizations.BACKENDS`), then shape,
-    then size: AMM one case per (family, modes), FEM one per (frame, elements),
-    the frame being the one each requested family implies.
+    then size, then geometric stiffening: AMM one case per (family, modes), FEM one per
+    (frame, elements), the frame being the one each requested family implies; each of
+    them once per ``geometric_stiffening`` value when the sweep gives it.
     """
     sweep = config.sweep
     sizes = {backend.size_column: getattr(sweep, backend.size_column) for backend in BACKENDS.values()}
-    found = discretizations(sweep.backends, sweep.shapes, sizes)
+    found = discretizations(sweep.backends, sweep.shapes, sizes, sweep.stiffening_values)
     return [Case(number, d) for number, d in enumerate(found, start=1)]

@@ -11,11 +11,16 @@ new backend is registered here and nowhere else (the config schema takes its
 A case is a :class:`Case`: its number and a frozen :class:`Discretization`.
 Result tables keep the columns users know, :data:`SWEEP_COLUMNS`
 (``backend, shape, modes, elements``), with a blank where a discretization
-has no such size (an AMM case has no element count).
+has no such size (an AMM case has no element count). A study whose
+``[sweep]`` gives ``geometric_stiffening`` adds :data:`STIFFENING_COLUMN` to
+every row (its cases are built with and/or without the axial foreshortening of
+the beams); without the key, models are the classic ones and the tables keep
+their columns.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +40,8 @@ if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
 SWEEP_COLUMNS = ("backend", "shape", "modes", "elements")
 #: Columns every row of a study starts with.
 KEY_COLUMNS = ("case", *SWEEP_COLUMNS)
+#: The column of a study whose sweep gives ``geometric_stiffening`` (after SWEEP_COLUMNS).
+STIFFENING_COLUMN = "geometric_stiffening"
 
 
 @dataclass(frozen=True)
@@ -51,11 +58,17 @@ class Discretization:
     size : int
         The backend's refinement: modes per bending plane (AMM) or elements
         per flexible link (FEM); its column name is the backend's ``size_column``.
+    geometric_stiffening : bool or None
+        Build the model with the axial foreshortening of the beams (SPEC §4,
+        ``geometric_stiffening=True`` of the backends' models). None: not asked for
+        (off, and no :data:`STIFFENING_COLUMN` in the rows); True or False: the
+        sweep gave it, and :meth:`columns` reports it.
     """
 
     backend: str
     shape: str
     size: int
+    geometric_stiffening: bool | None = None
 
     @property
     def spec(self) -> Backend:
@@ -68,8 +81,9 @@ class Discretization:
 
     @property
     def label(self) -> str:
-        """E.g. ``"AMM clamped-free x4"``."""
-        return f"{self.spec.label} {self.shape} x{self.size}"
+        """E.g. ``"AMM clamped-free x4"`` (``"AMM clamped-free x4 stiffened"`` with geometric stiffening)."""
+        stiffened = " stiffened" if self.geometric_stiffening else ""
+        return f"{self.spec.label} {self.shape} x{self.size}{stiffened}"
 
     def coordinates(self, arm: Arm) -> int:
         """The number of generalized coordinates of the model of ``arm``, without building it."""
@@ -81,16 +95,25 @@ class Discretization:
         return arm.n_joints + planes * per_plane
 
     def columns(self) -> dict[str, Any]:
-        """The :data:`SWEEP_COLUMNS` of this discretization (None where it has no such size)."""
+        """The :data:`SWEEP_COLUMNS` of this discretization (None where it has no such size),
+        and :data:`STIFFENING_COLUMN` when the sweep gave it."""
         sizes = {column: None for column in ("modes", "elements")}
         sizes[self.spec.size_column] = self.size
-        return {"backend": self.backend, "shape": self.shape, **sizes}
+        columns = {"backend": self.backend, "shape": self.shape, **sizes}
+        if self.geometric_stiffening is not None:
+            columns[STIFFENING_COLUMN] = self.geometric_stiffening
+        return columns
 
     @classmethod
     def from_columns(cls, row: Any) -> Discretization:
         """Inverse of :meth:`columns` (a dict or a table row)."""
         backend = str(row["backend"])
-        return cls(backend, str(row["shape"]), int(row[BACKENDS[backend].size_column]))
+        stiffening = row.get(STIFFENING_COLUMN) if hasattr(row, "get") else None
+        if stiffening is not None and not _is_blank(stiffening):
+            stiffening = _truth(stiffening)
+        else:
+            stiffening = None
+        return cls(backend, str(row["shape"]), int(row[BACKENDS[backend].size_column]), stiffening)
 
 
 @dataclass(frozen=True)
@@ -132,16 +155,42 @@ class Backend:
     coordinates_per_plane: Callable[[int], int]
 
 
+def _is_blank(value: Any) -> bool:
+    """A missing table cell: None, NaN, or pandas' NA (pandas checked only when loaded)."""
+    if value is None:
+        return True
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:
+        return bool(pandas.isna(value))
+    return isinstance(value, float) and np.isnan(value)
+
+
+def _truth(value: Any) -> bool:
+    """A stiffening cell as a bool (a CSV read back gives bools or the strings True/False)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{STIFFENING_COLUMN}: expected True or False, got {value!r}")
+    return text == "true"
+
+
+def _stiffening(d: Discretization) -> dict[str, bool]:
+    """The models' ``geometric_stiffening`` keyword: given only when asked for, so the classic
+    models are built exactly as before the option existed."""
+    return {"geometric_stiffening": True} if d.geometric_stiffening else {}
+
+
 def _amm_model(arm: Arm, d: Discretization, reference) -> Model:
     from amm import AssumedModesModel
 
-    return AssumedModesModel(arm, shape=d.shape, modes=d.size, reference=reference)
+    return AssumedModesModel(arm, shape=d.shape, modes=d.size, reference=reference, **_stiffening(d))
 
 
 def _fem_model(arm: Arm, d: Discretization, reference) -> Model:
     from fem import FiniteElementModel
 
-    return FiniteElementModel(arm, elements=d.size, frame=d.shape)
+    return FiniteElementModel(arm, elements=d.size, frame=d.shape, **_stiffening(d))
 
 
 #: Backends by config name.
@@ -157,16 +206,24 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
-def discretizations(backends: Sequence[str], shape_names: Sequence[str], sizes: dict[str, Sequence[int]]):
-    """Every discretization of a sweep, backend by backend, then shape, then size.
+def discretizations(
+    backends: Sequence[str],
+    shape_names: Sequence[str],
+    sizes: dict[str, Sequence[int]],
+    stiffening: Sequence[bool | None] = (None,),
+):
+    """Every discretization of a sweep, backend by backend, then shape, then size, then
+    geometric stiffening (so a size's cases with and without it are neighbours).
 
-    ``sizes`` maps a size column (``"modes"``, ``"elements"``) to its list.
+    ``sizes`` maps a size column (``"modes"``, ``"elements"``) to its list; ``stiffening``
+    holds the ``geometric_stiffening`` values (None: not asked for).
     """
     return [
-        Discretization(backend, shape, size)
+        Discretization(backend, shape, size, stiffened)
         for backend in backends
         for shape in BACKENDS[backend].shapes(shape_names)
         for size in sizes[BACKENDS[backend].size_column]
+        for stiffened in stiffening
     ]
 
 
@@ -184,12 +241,23 @@ def normalize_columns(results: pd.DataFrame) -> pd.DataFrame:
             results[column] = pd.array(
                 [None if pd.isna(v) else int(v) for v in results[column]], dtype="Int64"
             )
+    if STIFFENING_COLUMN in results:
+        results[STIFFENING_COLUMN] = pd.array(
+            [None if _is_blank(v) else _truth(v) for v in results[STIFFENING_COLUMN]], dtype="boolean"
+        )
     return results
 
 
+def sweep_columns(results: pd.DataFrame) -> list[str]:
+    """The columns that identify a case's discretization in ``results``: :data:`SWEEP_COLUMNS`
+    and :data:`STIFFENING_COLUMN` when the study has it."""
+    return [*SWEEP_COLUMNS, *([STIFFENING_COLUMN] if STIFFENING_COLUMN in results else [])]
+
+
 def case_keys(results: pd.DataFrame) -> pd.DataFrame:
-    """One row per case: ``case`` and the :data:`SWEEP_COLUMNS`, in case order."""
-    return results.drop_duplicates("case").sort_values("case")[list(KEY_COLUMNS)].reset_index(drop=True)
+    """One row per case: ``case`` and the :func:`sweep_columns`, in case order."""
+    columns = ["case", *sweep_columns(results)]
+    return results.drop_duplicates("case").sort_values("case")[columns].reset_index(drop=True)
 
 
 def per_case(results: pd.DataFrame, columns: str, values: str, prefix: str) -> pd.DataFrame:
@@ -197,7 +265,7 @@ def per_case(results: pd.DataFrame, columns: str, values: str, prefix: str) -> p
     (named ``<prefix><column value>``). Cases are the index, so blank sizes never drop rows."""
     wide = results.pivot_table(index="case", columns=columns, values=values, aggfunc="first")
     wide.columns = [f"{prefix}{c}" for c in wide.columns]
-    keys = case_keys(results).set_index("case")[list(SWEEP_COLUMNS)]
+    keys = case_keys(results).set_index("case")[sweep_columns(results)]
     return keys.join(wide).reset_index(drop=True)
 
 
@@ -227,6 +295,7 @@ def joint_configuration(arm: Arm, values: Sequence[float] | None, field: str) ->
 __all__ = [
     "BACKENDS",
     "KEY_COLUMNS",
+    "STIFFENING_COLUMN",
     "SWEEP_COLUMNS",
     "Backend",
     "Case",
@@ -238,4 +307,5 @@ __all__ = [
     "label_of",
     "normalize_columns",
     "per_case",
+    "sweep_columns",
 ]

@@ -8,6 +8,7 @@ import itertools
 import math
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -92,10 +93,11 @@ def rigid_links(draw, spatial: bool):
 
 
 @st.composite
-def arms(draw, max_links: int = 4):
-    """Random serial arms: 1..max_links links, rigid/flexible, planar or spatial DH."""
+def arms(draw, max_links: int = 4, spatial: bool | None = None):
+    """Random serial arms: 1..max_links links, rigid/flexible, planar or spatial DH
+    (``spatial`` None: either, drawn)."""
     n = draw(st.integers(1, max_links))
-    spatial = draw(st.booleans())
+    spatial = draw(st.booleans()) if spatial is None else spatial
     pattern = draw(st.lists(st.booleans(), min_size=n, max_size=n))
     if not any(pattern):
         pattern[draw(st.integers(0, n - 1))] = True  # at least one flexible link
@@ -138,17 +140,35 @@ def arms(draw, max_links: int = 4):
     return Arm.planar(links, payload=payload, gravity=gravity, joints=joints)
 
 
+def tilts(arm, number: int) -> bool:
+    """Link ``number`` is flexible, on a revolute joint and bends in two planes: a pinned
+    (chord) frame there turns with the out-of-plane root slope (core.kinematics)."""
+    link, joint = arm.links[number - 1], arm.joints[number - 1]
+    return link.is_flexible and link.EI_out is not None and not arm.is_planar and joint.kind == "revolute"
+
+
+def _drawn_arm(draw, max_links: int, tilted: bool):
+    """An arm of :func:`arms`; ``tilted``: a spatial one with at least one link that :func:`tilts`."""
+    if not tilted:
+        return draw(arms(max_links))
+    arm = draw(arms(max_links, spatial=True))
+    assume(any(tilts(arm, number) for number in arm.flexible_links))
+    return arm
+
+
 @st.composite
-def amm_models(draw, max_links: int = 4, max_modes: int = 3):
-    arm = draw(arms(max_links))
+def amm_models(draw, max_links: int = 4, max_modes: int = 3, tilted: bool = False):
+    """Random assumed-modes models: every flexible link a shape family and a mode count, drawn
+    (pinned-pinned on revolute links only). ``tilted``: pinned-pinned on every link that
+    :func:`tilts`, at least one."""
+    arm = _drawn_arm(draw, max_links, tilted)
     choices = {}
     for number in arm.flexible_links:
-        link = arm.links[number - 1]
-        joint = arm.joints[number - 1]
-        two_planes = link.EI_out is not None and not arm.is_planar
         families = ["clamped-free", "clamped-mass"]
-        if not two_planes and joint.kind == "revolute":
+        if arm.joints[number - 1].kind == "revolute":
             families.append("pinned-pinned")
+        if tilted and tilts(arm, number):
+            families = ["pinned-pinned"]
         choices[number] = (draw(st.sampled_from(families)), draw(st.integers(1, max_modes)))
     return AssumedModesModel(arm, shapes=choices)
 
@@ -181,16 +201,18 @@ def states(draw, model, flex_scale: float | None = None):
 
 
 @st.composite
-def fem_models(draw, max_links: int = 4, max_elements: int = 3):
+def fem_models(draw, max_links: int = 4, max_elements: int = 3, tilted: bool = False):
+    """Random finite-element models: every flexible link an element count and a frame, drawn
+    (pinned on revolute links only). ``tilted``: the pinned frame on every link that
+    :func:`tilts`, at least one."""
     from fem import FiniteElementModel
 
-    arm = draw(arms(max_links))
+    arm = _drawn_arm(draw, max_links, tilted)
     counts, frames = {}, {}
     for number in arm.flexible_links:
-        link = arm.links[number - 1]
-        joint = arm.joints[number - 1]
-        two_planes = link.EI_out is not None and not arm.is_planar
-        options = ["clamped"] if two_planes or joint.kind != "revolute" else ["clamped", "pinned"]
+        options = ["clamped", "pinned"] if arm.joints[number - 1].kind == "revolute" else ["clamped"]
+        if tilted and tilts(arm, number):
+            options = ["pinned"]
         counts[number] = draw(st.integers(1, max_elements))
         frames[number] = draw(st.sampled_from(options))
     return FiniteElementModel(arm, elements=counts, frame=frames)

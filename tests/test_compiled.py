@@ -6,8 +6,9 @@ from base-frame Jacobians and h body by body from a complex kinematics pass
 complex-step ∂M/∂q in test_recursive.py); the compiled one runs the
 composite-body, Newton–Euler and articulated-body recursions on link-frame
 twists. Hypothesis draws every feature of the strategies (hubs, motors, lumped
-masses, payloads, pinned and clamped frames, one and two planes, prismatic
-joints, translating links, gravity).
+masses, payloads, pinned and clamped frames, one and two planes — pinned frames
+bending in two planes too, whose root rotation the compiled kernels carry in their own way
+(tests/test_pinned_frames.py) —, prismatic joints, translating links, gravity).
 """
 
 from __future__ import annotations

@@ -27,9 +27,13 @@ BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
 LOCKED_45 = (np.pi / 4, -np.pi / 4)
 
 
-def stiffened(model):
-    """The same discretization of the same arm with geometric stiffening (numpy engine)."""
-    options = {**model._build_options, "geometric_stiffening": True, "compiled": None}
+ENGINES = pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+
+
+def stiffened(model, compiled: bool | None = None):
+    """The same discretization of the same arm with geometric stiffening, on the default
+    engine (the compiled kernels of core.compiled), or ``compiled=True``/``False`` asked for."""
+    options = {**model._build_options, "geometric_stiffening": True, "compiled": compiled}
     return type(model)(model.arm, **options)
 
 
@@ -285,18 +289,23 @@ def test_spinning_cantilever_follows_southwell(make):
 # -- energy, structure, consistency --------------------------------------------------------
 
 
+@ENGINES
 @pytest.mark.parametrize(
     "make",
     [
-        lambda arm: AssumedModesModel(arm, modes=2, geometric_stiffening=True),
-        lambda arm: FiniteElementModel(arm, elements=1, frame="pinned", geometric_stiffening=True),
+        lambda arm, compiled: AssumedModesModel(arm, modes=2, geometric_stiffening=True, compiled=compiled),
+        lambda arm, compiled: FiniteElementModel(
+            arm, elements=1, frame="pinned", geometric_stiffening=True, compiled=compiled
+        ),
     ],
     ids=["amm", "fem-pinned"],
 )
-def test_energy_is_conserved_with_stiffening(make):
+def test_energy_is_conserved_with_stiffening(make, compiled):
     """A soft two-link arm (lumped mass, hub, payload; no damping, no input, no gravity)
     spinning at 6 rad/s with its links bent: 0.5 s of free motion, T + V constant to 1e-8
-    relative (DOP853 at rtol 1e-10; measured 2.6e-11 AMM, 1.4e-12 FEM)."""
+    relative (DOP853 at rtol 1e-10; measured 2.6e-11 AMM, 1.4e-12 FEM on either engine).
+    On the compiled kernels the motion comes from the compiled M and Newton–Euler terms and
+    T + V from the numpy engine's bodies and kinematics: an independent check of both."""
     arm = Arm.planar(
         [
             Link.flexible(0.8, 1.0, 20.0, lumped_masses=[LumpedMass(0.5, 0.2, 0.002)]),
@@ -305,7 +314,8 @@ def test_energy_is_conserved_with_stiffening(make):
         payload=Payload(0.3, 0.001),
         joints=[Joint(a=0.8, hub_inertia=0.01), Joint(a=0.6, hub_mass=0.4, hub_inertia=0.005)],
     )
-    model = make(arm)
+    model = make(arm, compiled)
+    assert (model.compiled is not None) == compiled
     n = model.n_dof
     x0 = np.zeros(2 * n)
     x0[:2] = [0.3, -0.5]
@@ -325,10 +335,11 @@ def test_energy_is_conserved_with_stiffening(make):
     assert drift < 1e-8
 
 
+@ENGINES
 @BACKENDS
 @given(data=st.data())
 @settings(max_examples=20, deadline=None)
-def test_structure_with_stiffening(backend, data):
+def test_structure_with_stiffening(backend, compiled, data):
     """Drawn arms (no translating links) with stiffening, small deflections (flexible
     coordinates within ±0.01: the second-order T is positive only while the dropped
     higher-order terms are small; one unit cantilever loses it at a tip deflection of
@@ -341,8 +352,8 @@ def test_structure_with_stiffening(backend, data):
 
     drawn = data.draw(models(backend, max_links=3))
     assume(not drawn.arm.translating_links)
-    model = stiffened(drawn)
-    assert model.compiled is None and model.geometric_stiffening
+    model = stiffened(drawn, compiled)
+    assert (model.compiled is not None) == compiled and model.geometric_stiffening
     q, qd = data.draw(states(model, flex_scale=0.01))
     M = model.mass_matrix(q)
     np.testing.assert_allclose(M, M.T, rtol=0, atol=1e-12 * np.max(np.abs(M)))
@@ -368,6 +379,9 @@ def test_structure_with_stiffening(backend, data):
     for number, body in model.bodies.items():
         delta = q[model.flex_columns[number]]
         nu = np.concatenate([np.resize(qd, 6), qd[model.flex_columns[number]]])
+        # ∂T/∂δ is quadratic in ν: unit-sized ν keeps the complex step's imaginary parts
+        # (h ν² ~ 1e-302 for rates of 1e-141, drawn once) out of the subnormal range.
+        nu = nu / max(np.max(np.abs(nu)), 1e-300)
         reference = complex_step_jacobian(
             lambda x, b=body, n=nu: np.array([0.5 * n @ b.mass_matrix(x[None])[0] @ n]), delta
         )[0]
@@ -381,8 +395,9 @@ def test_structure_with_stiffening(backend, data):
 def test_off_by_default_and_the_switch():
     """Default models are the classic formulation, unchanged (bit-identical M, h, G, V and
     frequencies with the keyword False; the issue-17 numbers in the frame test above); the
-    keyword is kept by ``rebuild`` and named in the description; compiled kernels, the
-    structured eigen-solve and translating links are refused with it."""
+    keyword is kept by ``rebuild`` and named in the description, and so is the engine
+    (compiled by default, ``compiled=False`` the numpy engine); the structured eigen-solve
+    and translating links are refused with it."""
     arm = presets.lumped_two_link()
     default = FiniteElementModel(arm, elements=3, frame="pinned")
     explicit = FiniteElementModel(arm, elements=3, frame="pinned", geometric_stiffening=False)
@@ -395,10 +410,12 @@ def test_off_by_default_and_the_switch():
     assert np.array_equal(default.bias_forces(q, qd), explicit.bias_forces(q, qd))
 
     model = FiniteElementModel(arm, elements=3, geometric_stiffening=True)
-    assert model.compiled is None and "geometric stiffening" in model.description
+    assert model.compiled is not None and "geometric stiffening" in model.description
     again = model.rebuild(presets.lumped_two_link(gravity=False))
-    assert again.geometric_stiffening and again.compiled is None
+    assert again.geometric_stiffening and again.compiled is not None
     assert again.description.count("geometric stiffening") == 1
+    numpy_engine = FiniteElementModel(arm, elements=3, geometric_stiffening=True, compiled=False)
+    assert numpy_engine.compiled is None and numpy_engine.rebuild(arm).compiled is None
     amm = AssumedModesModel(arm, modes=2, geometric_stiffening=True)
     assert amm.rebuild(arm).geometric_stiffening and "geometric stiffening" in amm.description
     # The tip and the points of the beam move back along it by the foreshortening.
@@ -408,8 +425,6 @@ def test_off_by_default_and_the_switch():
     np.testing.assert_allclose(end, model.tip_position(q), rtol=0, atol=1e-12)
     assert not np.allclose(model.tip_position(q), default.rebuild(arm).tip_position(q))
 
-    with pytest.raises(ValueError, match="numpy engine only"):
-        FiniteElementModel(arm, elements=3, geometric_stiffening=True, compiled=True)
     with pytest.raises(ValueError, match="structured"):
         model.natural_frequencies(np.zeros(model.n_dof), count=2, method="structured")
     with pytest.raises(TypeError, match="geometric_stiffening"):
@@ -420,3 +435,204 @@ def test_off_by_default_and_the_switch():
     )
     with pytest.raises(ValueError, match="translating links"):
         AssumedModesModel(translating, geometric_stiffening=True)
+
+
+# -- the compiled kernels against the numpy engine ----------------------------------------
+
+#: Flexible-coordinate sizes of the compiled-vs-numpy draws [m or rad per coordinate]: the
+#: second-order terms are then 1e-6 to 2.5e-3 of the first-order ones, far above the
+#: tolerances below (a kernel missing one of them fails: checked by removing each in turn).
+KERNEL_SCALES = (1e-3, 1e-2, 0.05)
+#: Sizes for the solves: the truncated M stays positive definite (drawn arms with tiny hub
+#: inertias lose it at 5e-3 already, see the module docstring of core.flexible_body).
+SOLVE_SCALES = (1e-4, 1e-3)
+
+
+def engine_pair(data, backend: str, scales: tuple):
+    """A drawn model without translating links (both backends: clamped and pinned frames,
+    one and two bending planes, hubs, motors, lumped masses, payloads, gravity on or off)
+    with stiffening on the compiled kernels, its numpy-engine twin, and a state whose
+    flexible coordinates have a size drawn from ``scales``."""
+    drawn = data.draw(models(backend, max_links=3))
+    assume(not drawn.arm.translating_links)
+    model, twin = stiffened(drawn), stiffened(drawn, compiled=False)
+    assert model.compiled is not None and twin.compiled is None
+    q, qd = data.draw(states(model, flex_scale=data.draw(st.sampled_from(scales))))
+    return model, twin, q, qd
+
+
+def kernel_errors(model, twin, q, qd, qdd) -> dict[str, float]:
+    """Compiled − numpy engine of M (composite bodies), h and G (Newton–Euler) and
+    M q̈ + h + G (one pass), each relative to its own scale as in tests/test_compiled.py
+    (M: max|M|; h: max|M|·|q̇|²; G: max|G|; the sum: the three together)."""
+    M, M_ref = model.mass_matrix(q), twin.mass_matrix(q)
+    h, h_ref = model.bias_forces(q, qd), twin.bias_forces(q, qd)
+    G, G_ref = model.gravity_forces(q), twin.gravity_forces(q)
+    scale_M = np.max(np.abs(M_ref))
+    scale_h = scale_M * max(qd @ qd, 1e-300)
+    scale_G = max(np.max(np.abs(G_ref)), 1e-300)
+    total = model.inertial_forces(q, qd, qdd)
+    expected = M_ref @ qdd + h_ref + G_ref
+    return {
+        "M": np.max(np.abs(M - M_ref)) / scale_M,
+        "h": np.max(np.abs(h - h_ref)) / scale_h,
+        "G": np.max(np.abs(G - G_ref)) / scale_G,
+        "M qdd + h + G": np.max(np.abs(total - expected))
+        / (scale_M * np.max(np.abs(qdd)) + scale_h + scale_G),
+    }
+
+
+def acceleration_scale(twin, q, qd, tau) -> float:
+    """The largest acceleration the separate terms produce: M⁻¹ of the applied forces, of
+    velocity products of size ‖M‖|q̇|² and of gravity (the scale of tests/test_compiled.py)."""
+    M = twin.mass_matrix(q)
+    products = np.full(twin.n_dof, np.max(np.abs(M)) * (qd @ qd))
+    terms = [twin._applied(q, qd, tau), products, twin.gravity_forces(q)]
+    return max(max(np.max(np.abs(np.linalg.solve(M, f))) for f in terms), 1e-300)
+
+
+def solve_errors(model, twin, q, qd, tau) -> dict[str, float]:
+    """q̈ of the composite solve (compiled M, h, G), of the compiled articulated-body solve
+    and of the fused compiled rates function (both solvers) against the numpy engine's
+    composite solve, relative to the largest acceleration the separate terms produce
+    (applied forces, velocity products at ‖M‖|q̇|², gravity: the scale of
+    tests/test_compiled.py, since two backward-stable solves differ by ~cond(M) ε of it);
+    the rates function's powers relative to |u||τ| + |q̇ᵀDq̇| + |u||τ_c|; q̇ copied exactly."""
+    n = model.n_dof
+    reference = twin.forward_dynamics(q, qd, tau)
+    scale = acceleration_scale(twin, q, qd, tau)
+    x = np.concatenate([q, qd, [0.3, -0.2]])
+    rates_reference = twin.rates_function("composite")(x, tau)
+    u, friction = twin.input_matrix(q).T @ qd, twin.friction_forces(q, qd)
+    power_scale = (
+        np.abs(u) @ np.abs(tau) + abs(qd @ twin.damping_matrix(q) @ qd) + np.abs(u) @ np.abs(friction)
+    )
+    errors = {
+        "composite": np.max(np.abs(model.forward_dynamics(q, qd, tau) - reference)) / scale,
+        "recursive": np.max(np.abs(model.forward_dynamics(q, qd, tau, solver="recursive") - reference))
+        / scale,
+    }
+    for solver in ("composite", "recursive"):
+        rates = model.rates_function(solver)(x, tau)
+        assert np.array_equal(rates[:n], qd)
+        errors[f"rates {solver}"] = np.max(np.abs(rates[n : 2 * n] - rates_reference[n : 2 * n])) / scale
+        errors[f"powers {solver}"] = np.max(np.abs(rates[2 * n :] - rates_reference[2 * n :])) / max(
+            power_scale, 1e-300
+        )
+    return errors
+
+
+@BACKENDS
+@given(data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_compiled_mass_bias_and_gravity_equal_the_numpy_engine(backend, data):
+    """With stiffening, M, h, G and M q̈ + h + G of the compiled kernels equal the numpy
+    engine (core.flexible_body, core.kinematics: an independent implementation) on drawn
+    arms, each to 1e-12 of its scale (:func:`kernel_errors`; the tolerance of
+    tests/test_compiled.py; measured worst over 1000 random draws per backend: M 9.5e-16,
+    h 7.2e-15, G 1.4e-15, M q̈ + h + G 8.1e-15)."""
+    model, twin, q, qd = engine_pair(data, backend, KERNEL_SCALES)
+    qdd = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).standard_normal(model.n_dof)
+    for name, error in kernel_errors(model, twin, q, qd, qdd).items():
+        assert error <= 1e-12, name
+
+
+@BACKENDS
+@given(data=st.data())
+@settings(max_examples=30, deadline=None)
+def test_compiled_solves_and_rates_equal_the_numpy_engine(backend, data):
+    """With stiffening, q̈ from the composite and the articulated-body solvers and from the
+    fused rates function equal the numpy engine's composite solve to 1e-10 of the
+    accelerations' scale (:func:`solve_errors`: two backward-stable solves differ by
+    ~cond(M) ε, cond(M) up to ~1e7 for beam elements; the bound of tests/test_compiled.py),
+    the powers to 1e-12. Measured worst over 1000 random draws per backend: composite
+    2.5e-11, articulated bodies 1.1e-11, fused rates 1.6e-11 (FEM; AMM 5e-12, 1.1e-11,
+    1.1e-11), powers 6.8e-16."""
+    model, twin, q, qd = engine_pair(data, backend, SOLVE_SCALES)
+    assume(np.linalg.eigvalsh(twin.mass_matrix(q))[0] > 0)
+    torques = st.floats(-5, 5, allow_subnormal=False)
+    tau = np.asarray(data.draw(st.lists(torques, min_size=model.n_joints, max_size=model.n_joints)))
+    for name, error in solve_errors(model, twin, q, qd, tau).items():
+        assert error <= (1e-12 if name.startswith("powers") else 1e-10), name
+
+
+def jacobian_error(model, twin, x, tau) -> float:
+    """The compiled state Jacobian (``rates_function(...).jacobian``: central differences
+    inside one compiled call, steps h_j = ε^(1/3) max(|z_j|, 1)) against the same central
+    differences, same steps, of the numpy engine's right-hand side. The truncation errors
+    are then equal and the columns differ by the rates' disagreement over the step,
+    (Δẋ_compiled − Δẋ_numpy)/2h_j, bounded like q̈ (:func:`solve_errors`) by a multiple of
+    the accelerations' scale a at x ± h_j e_j, a + h_j max|∂ẋ/∂z_j|. Returns the worst
+    column's error in units of (a + h_j max|∂ẋ/∂z_j|)/h_j."""
+    n = model.n_dof
+    scale = acceleration_scale(twin, x[:n], x[n : 2 * n], tau)
+    J, J_tau = model.rates_function("recursive").jacobian(x, tau)
+    rates = twin.rates_function("composite")
+    z = np.concatenate([x, tau])
+    step = np.cbrt(np.finfo(float).eps)
+    worst = 0.0
+    for j in range(z.size):
+        if 2 * n <= j < x.size:
+            assert not J[:, j].any()  # the work columns
+            continue
+        h = step * max(abs(z[j]), 1.0)
+        up, down = z.copy(), z.copy()
+        up[j] += h
+        down[j] -= h
+        reference = (rates(up[: x.size], up[x.size :]) - rates(down[: x.size], down[x.size :])) / (2 * h)
+        ours = J[:, j] if j < x.size else J_tau[:, j - x.size]
+        worst = max(worst, np.max(np.abs(ours - reference)) * h / (scale + h * np.max(np.abs(reference))))
+    return worst
+
+
+@BACKENDS
+@given(data=st.data())
+@settings(max_examples=10, deadline=None)
+def test_compiled_state_jacobian_equals_the_numpy_engine(backend, data):
+    """With stiffening, the compiled state Jacobian equals the numpy engine's central
+    differences with the same steps to 1e-10 of the accelerations' scale over the step
+    (:func:`jacobian_error`; the rates' bound of the solve test above; measured worst over
+    100 random draws per backend 7.2e-13)."""
+    model, twin, q, qd = engine_pair(data, backend, SOLVE_SCALES)
+    assume(np.linalg.eigvalsh(twin.mass_matrix(q))[0] > 0)
+    tau = np.linspace(-1.0, 1.0, model.n_joints)
+    assert jacobian_error(model, twin, np.concatenate([q, qd, [1.0, 2.0]]), tau) <= 1e-10
+
+
+def test_compiled_stiffening_terms_are_exercised():
+    """A spatial arm, a lumped mass and a tip payload on its first link (pinned frame for
+    FEM), the arm's payload on its second, which bends in two planes (EI_out), under
+    gravity, both backends: the compiled kernels
+    equal the numpy engine (M, h, G, M q̈ + h + G to 1e-12, q̈ of both solvers and the fused
+    rates to 1e-10, as the drawn tests), while stiffening itself changes each of M, h, G
+    and q̈ by more than 1e-6 of its scale at these deflections (5e-3 m per coordinate):
+    the comparison sees every term. (Removing any one of the ten stiffening terms of
+    core.compiled in turn fails this test by 2.5e-5 to 2.6e-3 of the scale.)"""
+    arm = Arm.from_dh(
+        [Joint(a=0.6, alpha=np.pi / 2, hub_inertia=0.02), Joint(a=0.8, hub_mass=0.3, hub_inertia=0.01)],
+        [
+            Link.flexible(
+                0.6, 1.2, 40.0, lumped_masses=[LumpedMass(0.3, 0.2, 0.001)], tip_payload=Payload(0.2, 0.001)
+            ),
+            Link.flexible(0.8, 0.8, 25.0, EI_out=15.0),
+        ],
+        payload=Payload(0.3, 0.002),
+        gravity=(0.0, 0.0, -9.81),
+    )
+    rng = np.random.default_rng(17)
+    for classic in (
+        AssumedModesModel(arm, modes=2),
+        FiniteElementModel(arm, elements=2, frame={1: "pinned", 2: "clamped"}),
+    ):
+        model, twin = stiffened(classic, compiled=True), stiffened(classic, compiled=False)
+        n = model.n_dof
+        q = np.concatenate([[0.4, -0.8], 5e-3 * rng.standard_normal(n - 2)])
+        qd, qdd, tau = rng.standard_normal(n), rng.standard_normal(n), np.array([0.5, -0.3])
+        for name, error in kernel_errors(model, twin, q, qd, qdd).items():
+            assert error <= 1e-12, name
+        for name, error in solve_errors(model, twin, q, qd, tau).items():
+            assert error <= (1e-12 if name.startswith("powers") else 1e-10), name
+        changes = kernel_errors(model, classic, q, qd, qdd)
+        changes["qdd"] = solve_errors(model, classic, q, qd, tau)["recursive"]
+        for name, change in changes.items():
+            assert change > 1e-6, name

@@ -66,15 +66,21 @@ def test_bias_forces_are_quadratic_in_the_rates():
 def test_recursive_solver_agrees_with_composite(backend, data):
     """``solver="recursive"`` (articulated bodies) equals the Cholesky solve of M: every feature
     of the strategies (hubs, motors, lumped masses, payloads, pinned and clamped frames, one and
-    two planes, prismatic joints, translating links). Both solves are backward stable: over
-    ~1600 random arms and states of both backends the difference stayed below 0.51·cond(M)·ε
-    and 4.6e-11 of max|q̈| (cond(M) up to 2e7 for beam elements); tolerance 1e-10 (issue 13)."""
+    two planes, prismatic joints, translating links). Both solves are backward stable, so they
+    may differ by c·cond(M)·ε of the acceleration scale with c a small constant — asserted with
+    c = 2 (the bound tightens with the conditioning: 2e-14 at cond 50, 4.4e-9 at cond 1e7).
+    Measured: ≤ 0.51·cond(M)·ε over ~1600 draws (issue 13), ≤ 0.74 over 517 more (the largest
+    ratios at cond ≈ 85, where it is round-off of a 3-coordinate solve); the largest absolute
+    figure, 1.4e-10 of the scale at cond(M) = 8.8e6 (0.07·cond·ε: a 3-element clamped FEM
+    link at rest, where a 40-digit solve puts the Cholesky answer 4.5e-9 and the recursive
+    one 9.0e-10 off)."""
     model = data.draw(models(backend))
     q, qd = data.draw(states(model))
     tau = np.asarray(data.draw(st.lists(st.floats(-5, 5), min_size=model.n_joints, max_size=model.n_joints)))
     composite = model.forward_dynamics(q, qd, tau)
     recursive = model.forward_dynamics(q, qd, tau, solver="recursive")
-    assert np.max(np.abs(recursive - composite)) <= 1e-10 * acceleration_scale(model, q, qd, tau)
+    bound = 2 * np.linalg.cond(model.mass_matrix(q)) * np.finfo(float).eps
+    assert np.max(np.abs(recursive - composite)) <= bound * acceleration_scale(model, q, qd, tau)
 
 
 def acceleration_scale(model, q, qd, tau) -> float:

@@ -325,7 +325,8 @@ def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path, monkey
 
 
 def test_a_failing_case_is_recorded_and_the_others_go_on(tmp_path, capsys):
-    # Pinned frames cannot describe out-of-plane bending: those AMM cases fail.
+    # A translating link is clamped where it leaves its hub: the FEM cases with the pinned
+    # frame (the frame the pinned-pinned family implies) fail when their model is built.
     text = textwrap.dedent(
         """
         [study]
@@ -333,32 +334,26 @@ def test_a_failing_case_is_recorded_and_the_others_go_on(tmp_path, capsys):
         kind = "frequencies"
 
         [arm]
-
-        [[arm.joints]]
-        a = 0.8
-
-        [[arm.links]]
-        kind = "flexible"
-        length = 0.8
-        mass_per_length = 0.6
-        EI = 25.0
-        EI_out = 35.0
+        preset = "rrp-translating"
 
         [sweep]
-        backends = ["amm"]
+        backends = ["fem"]
         shapes = ["clamped-free", "pinned-pinned"]
-        modes = [1, 2]
+        elements = [1, 2]
+
+        [analysis]
+        n_frequencies = 3
 
         [report]
         plots = false
         """
     )
     assert run_cli("run", str(write(tmp_path, text)), "--output", str(tmp_path / "m")) == 1
-    assert "needs a clamped basis" in capsys.readouterr().err
+    assert "a translating link is clamped at the hub exit, got 'pinned'" in capsys.readouterr().err
     failures = pd.read_csv(tmp_path / "m" / "failures.csv")
-    assert list(failures["shape"]) == ["pinned-pinned", "pinned-pinned"]
+    assert list(failures["shape"]) == ["pinned", "pinned"]
     results = pd.read_csv(tmp_path / "m" / "results.csv")
-    assert set(results["shape"]) == {"clamped-free"}
+    assert set(results["shape"]) == {"clamped"}
 
 
 @pytest.mark.slow

@@ -37,6 +37,9 @@ class StudyKind(ABC):
     #: The ``sweep.backends`` this kind can run (None: every registered backend); checked
     #: when a config is validated, so ``flexlink show`` refuses the others.
     backends: ClassVar[tuple[str, ...] | None] = None
+    #: Whether its cases may be built with geometric stiffening (``sweep.geometric_stiffening``
+    #: true); checked when a config is validated.
+    geometric_stiffening: ClassVar[bool] = True
     #: Cases with more coordinates are refused without ``--force``: the dense n × n matrices
     #: and O(n³) work of simulations and linearizations are not meant for them.
     coordinate_limit: ClassVar[int] = 4000

@@ -5,6 +5,15 @@ Rows: one per case × output time, with every column of
 angles, tip deflections, torques and the energy balance, lists the
 differences to the finest case and the solver cost, and (``spectrum = true``)
 the peak frequencies of the tip acceleration.
+
+``prescribed = true`` drives the joints exactly along the trajectory (only the
+flexible coordinates are integrated; the torques are the joint inputs that
+realise the motion: :func:`core.simulation.prescribed_motion`), as in the
+spin-up benchmark (``spin-up.toml``). ``deflection_limit`` stops a run whose tip
+deflection reaches it (a diverging model) and the tables give when;
+``report_times`` tabulates the tip deflections at given times with their extremes.
+A run whose integrator fails keeps the rows computed before the failure, and the
+failure is reported as a warning of that case.
 """
 
 from __future__ import annotations
@@ -12,17 +21,24 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, create_model
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt, create_model
 
 from core.controllers import CONTROLLERS
 from core.model import SOLVERS
-from core.simulation import ATOL, METHODS, RTOL, simulate
+from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.trajectories import TRAJECTORIES
-from studies.discretizations import SWEEP_COLUMNS, finest_case, joint_configuration
+from studies.discretizations import (
+    STIFFENING_COLUMN,
+    finest_case,
+    joint_configuration,
+    label_of,
+    sweep_columns,
+)
 from studies.kinds.base import StudyKind
 from studies.progress import report, throttled
 from studies.text import counted
@@ -105,6 +121,31 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
         atol=(PositiveFloat, Field(ATOL, description="Absolute tolerance of the integrator.")),
         output_points=(PositiveInt, Field(201, description="Output times, evenly spaced from 0 to t_end.")),
         spectrum=(bool, Field(False, description="Report the peak frequencies of the tip acceleration.")),
+        prescribed=(
+            bool,
+            Field(
+                False,
+                description="Drive the joints exactly along the trajectory (kinematic driving): only the "
+                "flexible coordinates are integrated and the torques are the joint inputs that realise the "
+                "motion; needs a trajectory and controller none, and one solver (no forward dynamics).",
+            ),
+        ),
+        deflection_limit=(
+            PositiveFloat | None,
+            Field(
+                None,
+                description="Stop a run when a flexible link's tip deflection (any tip_w or tip_v) reaches "
+                "this magnitude, and report when (a diverging model stops there instead of overflowing) [m].",
+            ),
+        ),
+        report_times=(
+            list[NonNegativeFloat],
+            Field(
+                [],
+                description="Times at which the tip deflections are tabulated, with each one's minimum and "
+                "maximum and when; they join the output times (times after t_end are left out) [s].",
+            ),
+        ),
     )
 
 
@@ -163,6 +204,21 @@ class Simulation(StudyKind):
     def validate(self, arm, analysis):
         _initial_joints(arm, analysis)
         _controller(analysis.controller, arm)
+        if analysis.prescribed:
+            if analysis.trajectory is None:
+                raise ValueError(
+                    "analysis.prescribed: the joints follow a trajectory; give analysis.trajectory"
+                )
+            if analysis.controller.kind != "none":
+                raise ValueError(
+                    "analysis.controller: with prescribed = true the joint inputs are the reactions of the "
+                    f"prescribed motion; use kind 'none', got {analysis.controller.kind!r}"
+                )
+            if len(solvers_of(analysis)) > 1:
+                raise ValueError(
+                    "analysis.solver: prescribed motion uses no forward-dynamics solver; give one, "
+                    f"got {analysis.solver!r}"
+                )
 
     def run_case(self, arm, case, analysis):
         q0_joints, trajectory = _initial_joints(arm, analysis)
@@ -170,23 +226,36 @@ class Simulation(StudyKind):
         q0 = model.home()
         q0[: arm.n_joints] = q0_joints
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
+        reported = [t for t in analysis.report_times if t <= analysis.t_end]
+        if reported:
+            times = np.union1d(times, reported)
         rows = []
         for solver in solvers_of(analysis):
-            frame = simulate(
-                model,
-                (0.0, analysis.t_end),
-                q0,
-                controller=_controller(analysis.controller, arm),
-                trajectory=trajectory,
-                method=analysis.method,
-                solver=solver,
-                rtol=analysis.rtol,
-                atol=analysis.atol,
-                t_eval=times,
-                progress=throttled(
-                    lambda t, solver=solver: report(f"{solver}: t = {t:.3g} of {analysis.t_end:g} s")
-                ),
-            )
+            try:
+                frame = simulate(
+                    model,
+                    (0.0, analysis.t_end),
+                    q0,
+                    controller=_controller(analysis.controller, arm),
+                    trajectory=trajectory,
+                    method=analysis.method,
+                    solver=solver,
+                    rtol=analysis.rtol,
+                    atol=analysis.atol,
+                    t_eval=times,
+                    progress=throttled(
+                        lambda t, solver=solver: report(f"{solver}: t = {t:.3g} of {analysis.t_end:g} s")
+                    ),
+                    prescribed=analysis.prescribed,
+                    deflection_limit=analysis.deflection_limit,
+                )
+            except SimulationError as error:  # keep what was computed (a diverging model may fail)
+                frame = error.frame
+                warnings.warn(
+                    f"{solver}: {error}; the rows up to there are kept", RuntimeWarning, stacklevel=2
+                )
+                if frame.empty:
+                    raise
             frame.insert(0, "solver", solver)
             for key, value in reversed(case.columns().items()):
                 frame.insert(0, key, value)
@@ -204,17 +273,23 @@ class Simulation(StudyKind):
         rows = []
         finest = results[results["case"] == finest_case(results)]
         reference = finest[finest["solver"] == finest["solver"].iloc[0]]
+        finest_of = _finest_by_model(results)
         joints = list(arm.joint_names)
         tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
-        for _, group in results.groupby(["case", "solver"], sort=False):
-            row = {k: group.iloc[0][k] for k in (*SWEEP_COLUMNS, "solver")}
+        keys = sweep_columns(results)
+        ended = results.groupby(["case", "solver"], sort=False)["time"].max()
+        early = bool((ended < analysis.t_end * (1 - 1e-12)).any())
+        for (case, _), group in results.groupby(["case", "solver"], sort=False):
+            row = {k: group.iloc[0][k] for k in (*keys, "solver")}
             for column in tips:
                 row[f"max_abs_{column}"] = group[column].abs().max()
-            row["max_joint_diff_to_finest"] = (
-                float(np.max(np.abs(group[joints].to_numpy() - reference[joints].to_numpy())))
-                if joints
-                else np.nan
-            )
+            if analysis.deflection_limit is not None:
+                row["limit_reached_s"] = _limit_reached(group, tips, analysis.deflection_limit)
+            if early:
+                row["end_time_s"] = float(group["time"].iloc[-1])
+            row["max_joint_diff_to_finest"] = _max_difference(group, reference, joints) if joints else np.nan
+            if tips:
+                row["max_tip_diff_to_finest"] = _max_difference(group, finest_of[case], tips)
             references = [f"{name}_ref" for name in joints]
             if all(column in group for column in references):
                 row["max_joint_error_to_reference"] = float(
@@ -228,6 +303,8 @@ class Simulation(StudyKind):
             row["wall_s_per_simulated_s"] = row["wall_time_s"] / analysis.t_end
             rows.append(row)
         tables = {"maxima and differences": pd.DataFrame(rows)}
+        if analysis.report_times:
+            tables["tip deflection at report times [m]"] = _report_times(results, tips, analysis)
         if analysis.spectrum:
             tables["tip acceleration spectrum"] = _spectrum_peaks(results)
         return tables
@@ -240,12 +317,25 @@ class Simulation(StudyKind):
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
         from studies.plots import time_plot
 
+        driving = (
+            "joints prescribed along the trajectory (the torques are the joint inputs that realise it)"
+            if analysis.prescribed
+            else f"controller {analysis.controller.kind}"
+        )
         text = [
-            f"{analysis.t_end} s, controller {analysis.controller.kind}, trajectory "
+            f"{analysis.t_end} s, {driving}, trajectory "
             f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
             f"(rtol {analysis.rtol:g}). Joint differences are to the finest case "
-            "(most coordinates; same output times)."
+            "(most coordinates; same output times)"
+            + (
+                "; tip differences to the finest case built the same way (with or without geometric "
+                "stiffening), over the times both reached."
+                if STIFFENING_COLUMN in results
+                else "; tip differences too."
+            )
         ]
+        if analysis.deflection_limit is not None:
+            text.append(_limit_text(results, analysis))
         if plots:
             joints = list(arm.joint_names)
             tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
@@ -313,6 +403,83 @@ def _joint_labels(arm) -> dict[str, str]:
     }
 
 
+def _finest_by_model(results: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """case → the rows of the finest case (:func:`finest_case`) built the same way (the same
+    geometric stiffening, when the study sweeps it), its first solver."""
+    groups = (
+        [results]
+        if STIFFENING_COLUMN not in results
+        else [group for _, group in results.groupby(STIFFENING_COLUMN, sort=False, dropna=False)]
+    )
+    references = {}
+    for group in groups:
+        finest = group[group["case"] == finest_case(group)]
+        rows = finest[finest["solver"] == finest["solver"].iloc[0]]
+        references.update({int(case): rows for case in group["case"].unique()})
+    return references
+
+
+def _max_difference(group: pd.DataFrame, reference: pd.DataFrame, columns: list[str]) -> float:
+    """max |group − reference| of ``columns`` over the output times both have (a run stopped by
+    the deflection limit or a failure has fewer)."""
+    merged = group[["time", *columns]].merge(reference[["time", *columns]], on="time", suffixes=("", "_ref"))
+    if merged.empty:
+        return np.nan
+    ours = merged[columns].to_numpy()
+    theirs = merged[[f"{c}_ref" for c in columns]].to_numpy()
+    return float(np.max(np.abs(ours - theirs)))
+
+
+#: Relative slack on the deflection limit (the event puts the last row on it to round-off).
+LIMIT_SLACK = 1e-9
+
+
+def _limit_reached(group: pd.DataFrame, tips: list[str], limit: float) -> float:
+    """The first output time at which a tip deflection of ``group`` reaches ``limit`` (NaN: never)."""
+    if not tips:
+        return np.nan
+    reached = group[tips].abs().max(axis=1).to_numpy() >= limit * (1 - LIMIT_SLACK)
+    return float(group["time"].to_numpy()[reached][0]) if reached.any() else np.nan
+
+
+def _limit_text(results: pd.DataFrame, analysis) -> str:
+    """The summary's paragraph on the deflection limit: which runs reached it and when."""
+    tips = [c for c in results.columns if c.startswith(("tip_w", "tip_v"))]
+    reached = []
+    for _, group in results.groupby(["case", "solver"], sort=False):
+        when = _limit_reached(group, tips, analysis.deflection_limit)
+        if not np.isnan(when):
+            solver = f" ({group['solver'].iloc[0]})" if results["solver"].nunique() > 1 else ""
+            reached.append(f"{label_of(group.iloc[0])}{solver} at t = {when:.4g} s")
+    cases = "; ".join(reached) if reached else "no run reached it"
+    return (
+        f"Deflection limit {analysis.deflection_limit:g} m (a run stops when a tip deflection reaches it, "
+        f"`limit_reached_s`): {cases}."
+    )
+
+
+def _report_times(results: pd.DataFrame, tips: list[str], analysis) -> pd.DataFrame:
+    """Per case and solver: each tip deflection at ``analysis.report_times`` (blank after the run
+    ended or beyond t_end) and its minimum and maximum over the run, with their times."""
+    import pandas as pd
+
+    rows = []
+    for _, group in results.groupby(["case", "solver"], sort=False):
+        row = {k: group.iloc[0][k] for k in (*sweep_columns(results), "solver")}
+        times = group["time"].to_numpy()
+        for column in tips:
+            values = group[column].to_numpy()
+            for t in analysis.report_times:
+                at = np.flatnonzero(times == t)
+                row[f"{column}_at_{t:g}s"] = float(values[at[0]]) if at.size else np.nan
+            for extreme, pick in (("min", np.argmin), ("max", np.argmax)):
+                k = int(pick(values))
+                row[f"{extreme}_{column}"] = float(values[k])
+                row[f"{extreme}_{column}_time_s"] = float(times[k])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:
     """Largest peaks of |FFT| of the tip acceleration (second differences of tip_x, tip_y)."""
     import pandas as pd
@@ -321,7 +488,7 @@ def _spectrum_peaks(results: pd.DataFrame, peaks: int = 3) -> pd.DataFrame:
     for _, group in results.groupby("case"):
         t = group["time"].to_numpy()
         dt = t[1] - t[0]
-        row = {k: group.iloc[0][k] for k in SWEEP_COLUMNS}
+        row = {k: group.iloc[0][k] for k in sweep_columns(results)}
         for axis in ("tip_x", "tip_y"):
             acceleration = np.gradient(np.gradient(group[axis].to_numpy(), dt), dt)
             acceleration = acceleration - acceleration.mean()

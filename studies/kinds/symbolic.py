@@ -247,6 +247,7 @@ class Symbolic(StudyKind):
     name = "symbolic"
     analysis_schema = SymbolicAnalysis
     backends = ("amm",)  # equations of global mode shapes; FEM cases are refused by show
+    geometric_stiffening = False  # amm.symbolic derives the classic floating-frame equations
 
     def validate(self, arm, analysis):
         prismatic = [i for i, joint in enumerate(arm.joints, start=1) if joint.kind != "revolute"]
