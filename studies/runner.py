@@ -115,7 +115,7 @@ def _warm_up(kind_name: str, blas_threads: int) -> float | None:
     """Run the kind's :meth:`~studies.kinds.base.StudyKind.warm_up` once per process, before the
     first case's clock starts, so that case's wall time does not carry the imports and the
     compiled kernels' loading (seconds) the others do not; returns its seconds (None when done
-    before). A failing warm-up is left to the case to report."""
+    before, or when it failed: the case itself then meets the problem and reports it)."""
     if kind_name in _WARM:
         return None
     _WARM.add(kind_name)
@@ -125,7 +125,7 @@ def _warm_up(kind_name: str, blas_threads: int) -> float | None:
             warnings.simplefilter("ignore")
             KINDS[kind_name].warm_up()
     except Exception:  # the case itself will meet and report the problem
-        pass
+        return None
     return time.perf_counter() - start
 
 
