@@ -157,7 +157,6 @@ class AssumedModesModel(ChainModel):
         self.choices: dict[int, tuple[str, int, dict]] = {}
         #: Translating links whose shapes follow the free length → their tracker.
         self.trackers: dict[int, str] = {}
-        reference_given = reference
         reference = _reference(arm, reference)
         self.reference = reference
         bases = {}
@@ -199,15 +198,6 @@ class AssumedModesModel(ChainModel):
                 bases[number] = modal_basis(family, count, link.length)
         summary = ", ".join(f"link {k}: {n} x{c}" for k, (n, c, _) in self.choices.items())
         super().__init__(arm, bases, description=f"AMM ({summary or 'rigid'})", **engine_options)
-        self._build_options = dict(
-            shape=shape,
-            modes=modes,
-            shapes=shapes,
-            reference=reference_given,
-            tracker=tracker,
-            tracker_lengths=tracker_lengths,
-            **engine_options,
-        )
 
 
 def _following(arm: Arm, number: int, reference, modes: int, tracker: str, lengths):

@@ -1302,11 +1302,10 @@ class SymbolicModel(Model):
     def rebuild(self, arm: Arm) -> SymbolicModel:
         """The equations of ``arm`` derived with the same shapes and options (see
         :meth:`core.model.Model.rebuild`); clamped-mass ratios follow the new arm."""
-        built = self.eom.model._build_options
-        eom = derive(
-            arm, shape=built["shape"], modes=built["modes"], shapes=built["shapes"], **self.eom.options
-        )
-        return SymbolicModel(eom, self.coulomb_velocity)
+        built = self.eom.model.arguments
+        shapes = {k: built[k] for k in ("shape", "modes", "shapes") if k in built}
+        eom = derive(arm, **shapes, **self.eom.options)
+        return self.replace(eom=eom)
 
     @property
     def coordinates(self) -> tuple[str, ...]:

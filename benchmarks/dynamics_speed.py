@@ -66,7 +66,7 @@ def per_call(function, model, budget: float) -> float:
 def numpy_twin(model):
     """The same model on the numpy engine (``compiled=False``), or None where that option is missing."""
     try:
-        return type(model)(model.arm, **{**model._build_options, "compiled": False})
+        return model.replace(compiled=False)
     except TypeError:
         return None
 

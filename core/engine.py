@@ -112,7 +112,6 @@ class ChainModel(Model):
         if not isinstance(geometric_stiffening, (bool, np.bool_)):
             raise TypeError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
         geometric_stiffening = bool(geometric_stiffening)
-        compiled_requested = compiled
         if compiled is None:
             compiled = True
         if not isinstance(arm, Arm):
@@ -126,17 +125,7 @@ class ChainModel(Model):
             raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
         coulomb_velocity = check.positive(coulomb_velocity, "", "coulomb_velocity")
         self.arm = arm
-        #: Constructor arguments besides ``arm``, for :meth:`rebuild`; a backend
-        #: subclass replaces them with its own after calling this constructor.
-        self._build_options = {
-            "bases": bases,
-            "coulomb": coulomb,
-            "coulomb_velocity": coulomb_velocity,
-            "description": description,
-            "compiled": compiled_requested,
-        }
         if geometric_stiffening:
-            self._build_options["geometric_stiffening"] = True
             description = f"{description}, geometric stiffening" if description else "geometric stiffening"
         #: The axial foreshortening of the beams is kept (SPEC §4; both engines).
         self.geometric_stiffening = geometric_stiffening
@@ -264,14 +253,6 @@ class ChainModel(Model):
     def _D(self) -> np.ndarray:
         """Dense D of the fixed-length links and the joints (translating links: per configuration)."""
         return self._build_damping()
-
-    def rebuild(self, arm: Arm) -> ChainModel:
-        """The same discretization on another arm (see :meth:`Model.rebuild`).
-
-        A plain :class:`ChainModel` reuses its bases, so ``arm`` must have the
-        same flexible links and lengths; the backends rebuild their bases.
-        """
-        return type(self)(arm, **self._build_options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"

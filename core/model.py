@@ -13,8 +13,10 @@ K q is the elastic force ∂V_e/∂q of :meth:`Model.elastic_forces`, which adds
 
 Contract for subclasses — implement the primitives:
 
-``arm``, ``rebuild(arm)``
-    the description discretized, and the same discretization of another arm;
+``arm``
+    the description discretized (the constructor's arguments are recorded by the base:
+    ``replace(**changes)`` and ``rebuild(arm)`` build the same model with changes; a
+    model whose constructor does not take ``arm`` overrides ``rebuild``);
 ``coordinates``, ``n_joints``
     layout (names, numbered from 1 as users see them);
 ``mass_matrix``, ``mass_matrix_derivatives``, ``stiffness_matrix``,
@@ -28,10 +30,12 @@ top of the primitives, so both backends share it.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -120,6 +124,41 @@ RIGID_MODE_TOLERANCE = 1e-9
 LINEARIZE_STEP = CENTRAL_STEP
 
 
+def _recording(init):
+    """``init`` that first records the arguments of the outermost constructor call in
+    ``_arguments`` (a subclass's ``super().__init__`` finds them recorded and adds nothing)."""
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recording_init(self, *args: Any, **kwargs: Any) -> None:
+        if "_arguments" not in self.__dict__:
+            bound = signature.bind(self, *args, **kwargs)
+            arguments: dict[str, Any] = {}
+            for name, value in list(bound.arguments.items())[1:]:
+                kind = signature.parameters[name].kind
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    raise TypeError(f"{type(self).__name__}: *{name} cannot be recorded for replace()")
+                arguments.update(value if kind is inspect.Parameter.VAR_KEYWORD else {name: value})
+            self.__dict__["_arguments"] = arguments
+        init(self, *args, **kwargs)
+
+    return recording_init
+
+
+def _accepted(cls: type) -> set[str]:
+    """The keyword arguments ``cls(...)`` takes: its constructor's, and where that passes
+    ``**options`` on, the next constructor's up the class hierarchy."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in klass.__dict__ or klass is object:
+            continue
+        parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]
+        names |= {p.name for p in parameters if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    return names
+
+
 class Model(ABC):
     """A discretized flexible arm (abstract); see the module docstring for the contract.
 
@@ -131,6 +170,32 @@ class Model(ABC):
     """
 
     arm: Arm
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording(cls.__init__)
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments this model was constructed with, by name, as given (defaults left
+        out; a backend's ``**engine_options`` flattened): what :meth:`replace` and
+        :meth:`rebuild` start from."""
+        return dict(self.__dict__.get("_arguments", {}))
+
+    def replace(self, **changes: Any) -> Model:
+        """A new model of the same type built with this model's :attr:`arguments` and
+        ``changes`` (e.g. ``model.replace(compiled=False)``, ``model.replace(modes=4)``,
+        ``model.replace(arm=heavier)``); an argument the constructor does not take is refused."""
+        unknown = sorted(set(changes) - _accepted(type(self)))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} takes no argument {unknown[0]!r}")
+        return type(self)(**{**self.arguments, **changes})
+
+    def rebuild(self, arm: Arm) -> Model:
+        """The same backend, discretization and options applied to another ``arm``
+        (e.g. a changed payload or link), as a new model: ``replace(arm=arm)``."""
+        return self.replace(arm=arm)
 
     # -- layout --------------------------------------------------------------
     @property
@@ -157,11 +222,6 @@ class Model(ABC):
     def flex(self) -> slice:
         """Slice of q holding the flexible coordinates."""
         return slice(self.n_joints, self.n_dof)
-
-    @abstractmethod
-    def rebuild(self, arm: Arm) -> Model:
-        """The same backend, discretization and options applied to another ``arm``
-        (e.g. a changed payload or link), as a new model."""
 
     # -- primitives ----------------------------------------------------------
     @abstractmethod

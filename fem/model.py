@@ -75,13 +75,6 @@ class FiniteElementModel(ChainModel):
         self.frames = frames
         summary = ", ".join(f"link {k}: {counts[k]} el. {frames[k]}" for k in arm.flexible_links)
         super().__init__(arm, bases, description=f"FEM ({summary or 'rigid'})", **engine_options)
-        self._build_options = dict(
-            elements=elements,
-            frame=frame,
-            grading=grading,
-            default_elements=default_elements,
-            **engine_options,
-        )
 
 
 def _per_link(arm: Arm, name: str, value: Any, default: Any) -> dict[int, Any]:

@@ -27,7 +27,7 @@ BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
 
 def numpy_twin(model):
     """The same discretization on the numpy engine."""
-    return type(model)(model.arm, **{**model._build_options, "compiled": False})
+    return model.replace(compiled=False)
 
 
 def draw_case(data, backend):

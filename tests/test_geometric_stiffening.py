@@ -33,8 +33,7 @@ ENGINES = pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "n
 def stiffened(model, compiled: bool | None = None):
     """The same discretization of the same arm with geometric stiffening, on the default
     engine (the compiled kernels of core.compiled), or ``compiled=True``/``False`` asked for."""
-    options = {**model._build_options, "geometric_stiffening": True, "compiled": compiled}
-    return type(model)(model.arm, **options)
+    return model.replace(geometric_stiffening=True, compiled=compiled)
 
 
 # -- the derivation ------------------------------------------------------------------------

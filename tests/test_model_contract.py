@@ -53,3 +53,32 @@ def test_plain_chain_model_rebuild_keeps_its_bases_and_options():
     again = model.rebuild(dataclasses.replace(rigid_two_link(), gravity=(0.0, 0.0, 0.0)))
     assert again.coulomb == "sign" and again.coulomb_velocity == 0.5
     assert not np.any(again.gravity_forces(np.array([0.3, 0.2])))
+
+
+@pytest.mark.parametrize("name", BUILDERS)
+def test_arguments_are_recorded_once_as_given(name):
+    """The base records the outermost constructor call; a backend's super().__init__ adds
+    nothing (its bases and description are derived, not arguments)."""
+    model = BUILDERS[name](lumped_two_link())
+    arguments = model.arguments
+    assert "bases" not in arguments and "description" not in arguments
+    assert arguments["arm"] is model.arm
+    arguments["arm"] = None  # a copy: the model's record is untouched
+    assert model.arguments["arm"] is model.arm
+
+
+def test_replace_changes_one_argument_and_keeps_the_others():
+    arm = lumped_two_link()
+    model = AssumedModesModel(arm, shape="clamped-mass", modes=2, coulomb="sign", compiled=False)
+    finer = model.replace(modes=3)
+    assert finer.n_dof == model.n_dof + 2 and finer.coulomb == "sign" and finer.compiled is None
+    assert finer.arguments == {**model.arguments, "modes": 3}
+    compiled = model.replace(compiled=True)
+    q = model.home()
+    q[:2] = 0.4, -0.7
+    np.testing.assert_allclose(compiled.mass_matrix(q), model.mass_matrix(q), rtol=1e-13, atol=1e-15)
+    with pytest.raises(TypeError, match="takes no argument 'mode'"):
+        FiniteElementModel(arm, elements=2).replace(mode=3)
+    plain = ChainModel(rigid_two_link(), {}, coulomb_velocity=0.5)
+    with pytest.raises(TypeError, match="takes no argument 'modes'"):
+        plain.replace(modes=3)

@@ -236,7 +236,7 @@ def test_amm_pinned_pinned_shapes_converge_to_the_fem_frequencies():
 
 def numpy_twin(model):
     """The same discretization on the numpy engine."""
-    return type(model)(model.arm, **{**model._build_options, "compiled": False})
+    return model.replace(compiled=False)
 
 
 def acceleration_scale(twin, q, qd, tau) -> float:
@@ -336,7 +336,7 @@ def test_compiled_kernels_equal_the_numpy_engine_on_drawn_arms(backend, data):
     tests/test_compiled.py; measured over 300 draws per backend: ≤ 6.2e-15 and ≤ 1.7e-12)."""
     drawn = data.draw(models(backend, tilted=True))
     stiffening = not drawn.arm.translating_links and data.draw(st.booleans())
-    model = type(drawn)(drawn.arm, **{**drawn._build_options, "geometric_stiffening": stiffening})
+    model = drawn.replace(geometric_stiffening=stiffening)
     twin = numpy_twin(model)
     assert model.compiled is not None and twin.compiled is None
     scale = data.draw(st.sampled_from((1e-4, 1e-3))) if stiffening else None

@@ -358,7 +358,7 @@ def test_compiled_jacobian_leaves_the_implicit_simulation_unchanged():
     (measured 1756 against 3393), and uses the compiled Jacobian by default;
     ``jacobian=False`` gives SciPy's differences back."""
     model = AssumedModesModel(lumped_two_link(), shape="clamped-mass", modes=1)
-    twin = type(model)(model.arm, **{**model._build_options, "compiled": False})
+    twin = model.replace(compiled=False)
     trajectory = CartesianCircle((0.67, 0.34), 0.1, 2 * math.pi / 10, (0.5, 0.5))
     q0 = model.home()
     q0[:2] = trajectory.evaluate(0.0)[0]
