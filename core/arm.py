@@ -63,6 +63,23 @@ inertia tensors of the payloads attached to the link.
   (translated by the tip deflection, rotated by the tip slope or by the chord
   angle, see ``Arm.tip_rotation``); that is the dynamics engine's business.
 
+Physical bounds
+---------------
+Values that leave no meaningful digits in double precision are refused, each
+message saying the bound and why (SI units): link lengths in
+[:data:`LENGTH_RANGE`] (the joint rows m·L² and the deflection rows m of one
+mass matrix stay within 1e12 of each other) and DH offsets and centres of mass
+of at most that magnitude; masses (a rigid link's in :data:`MASS_RANGE`, the
+others >= 0), mass per length and bending stiffness at most
+:data:`MASS_RANGE`'s top and inertias at most :data:`INERTIA_MAX`, so the
+products the dynamics forms stay far inside the float range; a flexible link's
+characteristic frequency sqrt(EI/(ρA L⁴)) in :data:`FREQUENCY_RANGE` (its first
+bending frequency is 3.52 times it; beyond, the link is rigid or slack to
+double precision), Rayleigh damping within those frequencies and modal damping
+ratios at most :data:`DAMPING_RATIO_MAX`; gear ratios in
+:data:`GEAR_RATIO_RANGE`, DH angles of at most :data:`ANGLE_MAX` rad and
+gravity components of at most :data:`GRAVITY_MAX` m/s^2.
+
 Error messages
 --------------
 Every invalid value raises :class:`ValueError` naming where it sits, the field
@@ -96,6 +113,68 @@ _TIP_ROTATIONS = ("slope", "chord")
 # a_i and the flexible link length are usually computed the same way (e.g. a
 # unit conversion); allow rounding-level differences between them.
 _LENGTH_RTOL = 1e-12
+
+#: Link lengths [m]: a micrometre to a thousand kilometres; DH offsets a, d and centres of
+#: mass are at most the top in magnitude.
+LENGTH_RANGE = (1e-6, 1e6)
+_LENGTH_WHY = "m·L² and m share one mass matrix: within 1e12 of each other"
+#: A rigid link's mass [kg]; every other mass is >= 0 and at most the top, mass per length
+#: [kg/m] and EI [N m^2] are in the same range.
+MASS_RANGE = (1e-15, 1e15)
+#: Inertias [kg m^2]: the top mass at the top length.
+INERTIA_MAX = MASS_RANGE[1] * LENGTH_RANGE[1] ** 2
+_SCALE_WHY = "the products the dynamics forms stay far inside double precision's range"
+#: sqrt(EI / (ρA L⁴)) of a flexible link [rad/s] (EI_out too).
+FREQUENCY_RANGE = (1e-10, 1e10)
+_FREQUENCY_WHY = "beyond, the link is rigid or slack to double precision"
+#: Gear ratios [-].
+GEAR_RATIO_RANGE = (1e-6, 1e6)
+#: DH angles alpha and theta_offset [rad]: the last bit of a larger angle exceeds 1e-10 rad.
+ANGLE_MAX = 1e6
+#: Each component of gravity [m/s^2]: a hundred thousand g.
+GRAVITY_MAX = 1e6
+#: Modal damping ratios [-]: a thousand times critical damping.
+DAMPING_RATIO_MAX = 1e3
+
+
+def _length(value: object, subject: str, name: str) -> float:
+    return check.in_range(value, subject, name, *LENGTH_RANGE, "m", _LENGTH_WHY)
+
+
+def _offset(value: object, subject: str, name: str) -> float:
+    return check.bounded(value, subject, name, LENGTH_RANGE[1], "m", _LENGTH_WHY)
+
+
+def _mass(value: object, subject: str, name: str) -> float:
+    """A mass >= 0 [kg], at most the top of :data:`MASS_RANGE`."""
+    number = check.nonnegative(value, subject, name)
+    return check.at_most(number, subject, name, MASS_RANGE[1], "kg", _SCALE_WHY)
+
+
+def _scale(value: object, subject: str, name: str, unit: str) -> float:
+    """A mass per length or a bending stiffness: > 0, in :data:`MASS_RANGE`."""
+    return check.in_range(value, subject, name, *MASS_RANGE, unit, _SCALE_WHY)
+
+
+def _largest(inertia: float | Tensor3) -> float:
+    return inertia if isinstance(inertia, float) else max(abs(x) for row in inertia for x in row)
+
+
+def _inertia(value: object, subject: str, name: str) -> float | Tensor3:
+    """An inertia (scalar >= 0 or tensor, :func:`core.validation.inertia`), every entry at
+    most :data:`INERTIA_MAX` [kg m^2]."""
+    inertia = check.inertia(value, subject, name)
+    if _largest(inertia) > INERTIA_MAX:
+        raise InputError(
+            subject, f"{name} must be <= {INERTIA_MAX:g} kg m^2 ({_SCALE_WHY}), got {_plain(inertia)!r}"
+        )
+    return inertia
+
+
+def _inertia_value(value: object, subject: str, name: str) -> float:
+    """A scalar inertia >= 0, at most :data:`INERTIA_MAX` [kg m^2]."""
+    number = check.nonnegative(value, subject, name)
+    return check.at_most(number, subject, name, INERTIA_MAX, "kg m^2", _SCALE_WHY)
 
 
 def _is_unset(value: object) -> bool:
@@ -212,10 +291,10 @@ class LumpedMass(_Description):
         the link (checked by :class:`Link`); see the module docstring for where
         s = 0 is.
     mass : float  [kg]
-        Mass, >= 0.
+        Mass, >= 0 and at most 1e15.
     inertia : float  [kg m^2]
         Rotary inertia about the mass's own centre for the bending rotation
-        (the same value in both bending planes), >= 0.
+        (the same value in both bending planes), >= 0 and at most 1e27.
     """
 
     position: float
@@ -227,8 +306,8 @@ class LumpedMass(_Description):
         _normalize(
             self,
             position=check.nonnegative(self.position, where, "position"),
-            mass=check.nonnegative(self.mass, where, "mass"),
-            inertia=check.nonnegative(self.inertia, where, "inertia"),
+            mass=_mass(self.mass, where, "mass"),
+            inertia=_inertia_value(self.inertia, where, "inertia"),
         )
 
 
@@ -239,9 +318,9 @@ class Payload(_Description):
     Parameters
     ----------
     mass : float  [kg]
-        Mass, >= 0.
+        Mass, >= 0 and at most 1e15.
     inertia : float or 3x3 array_like  [kg m^2]
-        Inertia about the payload's centre of mass. A scalar is the rotary
+        Inertia about the payload's centre of mass, every entry at most 1e27. A scalar is the rotary
         inertia about every axis through the tip (isotropic: a planar arm uses
         it about the joint axis z, a spatial arm in both bending planes). A 3x3
         symmetric positive semi-definite tensor is expressed in the axes of
@@ -255,8 +334,8 @@ class Payload(_Description):
     def __post_init__(self) -> None:
         _normalize(
             self,
-            mass=check.nonnegative(self.mass, "payload", "mass"),
-            inertia=check.inertia(self.inertia, "payload", "inertia"),
+            mass=_mass(self.mass, "payload", "mass"),
+            inertia=_inertia(self.inertia, "payload", "inertia"),
         )
 
     def inertia_tensor(self) -> np.ndarray:
@@ -288,12 +367,14 @@ class Damping(_Description):
         matrix of the link's flexible coordinates is D = alpha·M + beta·K, with M
         and K its flexible mass and stiffness matrices.
     ratios : tuple of float  [-]
-        Modal damping ratios ζ, each >= 0 (modal only). One ratio applies to
+        Modal damping ratios ζ, each >= 0 and at most 1e3 (modal only). One ratio applies to
         every mode; several give mode k the ratio ``ratios[k-1]``.
     alpha : float  [1/s]
-        Mass-proportional Rayleigh coefficient, >= 0 (Rayleigh only, else 0).
+        Mass-proportional Rayleigh coefficient, >= 0 and at most 1e10 (Rayleigh
+        only, else 0).
     beta : float  [s]
-        Stiffness-proportional Rayleigh coefficient, >= 0 (Rayleigh only, else 0).
+        Stiffness-proportional Rayleigh coefficient, >= 0 and at most 1e10
+        (Rayleigh only, else 0).
     """
 
     kind: Literal["modal", "rayleigh"]
@@ -307,9 +388,34 @@ class Damping(_Description):
         raw = (self.ratios,) if check.is_real(self.ratios) else check.sequence_items(self.ratios)
         if raw is None:
             raise InputError(where, f"ratios must be a number or a sequence of numbers, got {self.ratios!r}")
-        ratios = tuple(check.nonnegative(r, where, f"ratios[{k}]") for k, r in enumerate(raw, start=1))
-        alpha = check.nonnegative(self.alpha, where, "alpha")
-        beta = check.nonnegative(self.beta, where, "beta")
+        ratios = tuple(
+            check.at_most(
+                check.nonnegative(r, where, f"ratios[{k}]"),
+                where,
+                f"ratios[{k}]",
+                DAMPING_RATIO_MAX,
+                "",
+                "a thousand times critical damping",
+            )
+            for k, r in enumerate(raw, start=1)
+        )
+        # alpha·M and beta·K stay within the frequencies a link may have (FREQUENCY_RANGE)
+        alpha = check.at_most(
+            check.nonnegative(self.alpha, where, "alpha"),
+            where,
+            "alpha",
+            FREQUENCY_RANGE[1],
+            "1/s",
+            "the largest characteristic frequency of a link",
+        )
+        beta = check.at_most(
+            check.nonnegative(self.beta, where, "beta"),
+            where,
+            "beta",
+            1.0 / FREQUENCY_RANGE[0],
+            "s",
+            "1 over the smallest characteristic frequency of a link",
+        )
         if kind == "modal":
             if not ratios:
                 raise InputError(where, "ratios must hold at least one ratio for modal damping, got ()")
@@ -371,28 +477,31 @@ class Link(_Description):
     ----------
     kind : {"rigid", "flexible"}
     length : float  [m]
-        Length of the link, > 0. For a flexible link on a revolute joint it must
+        Length of the link, in [1e-6, 1e6]. For a flexible link on a revolute joint it must
         equal the joint's DH parameter a; on a prismatic joint it is the whole
         beam (the joint variable is the length outside the joint).
     mass : float  [kg]
-        Rigid only: mass, > 0 (a massless link can leave the mass matrix
-        singular).
+        Rigid only: mass, in [1e-15, 1e15] (a massless link can leave the mass
+        matrix singular).
     com : float or 3-vector  [m]
-        Rigid only: centre of mass in the link frame; a number c means
-        (c, 0, 0). Default: mid-length, (length/2, 0, 0). Stored as a 3-tuple.
+        Rigid only: centre of mass in the link frame, each component at most
+        1e6 in magnitude; a number c means (c, 0, 0). Default: mid-length, (length/2, 0, 0). Stored as a 3-tuple.
     inertia : float or 3x3 array_like  [kg m^2]
         Rigid only: inertia about the centre of mass. A scalar s is the inertia
         about the z axis (the joint axis of a planar arm) of a slender body
         along x: :meth:`inertia_tensor` returns diag(0, s, s). A tensor must be
         symmetric positive semi-definite, in the axes of the link frame, and is
-        stored as a tuple of rows. Default: a uniform slender rod, m·length²/12.
+        stored as a tuple of rows; every entry at most 1e27. Default: a uniform
+        slender rod, m·length²/12.
     mass_per_length : float  [kg/m]
-        Flexible only: ρA, > 0.
+        Flexible only: ρA, in [1e-15, 1e15]; the link's total mass (with its
+        lumped masses and tip payload) at most 1e15 kg.
     EI : float  [N m^2]
-        Flexible only: in-plane bending stiffness, > 0.
+        Flexible only: in-plane bending stiffness, in [1e-15, 1e15], with
+        sqrt(EI / (ρA length⁴)) in [1e-10, 1e10] rad/s.
     EI_out : float or None  [N m^2]
-        Flexible only: out-of-plane bending stiffness, > 0; None switches
-        out-of-plane bending off (required for planar arms).
+        Flexible only: out-of-plane bending stiffness, bounded like EI; None
+        switches out-of-plane bending off (required for planar arms).
     damping : Damping or None
         Flexible only: structural damping; None is undamped.
     lumped_masses : tuple of LumpedMass
@@ -415,7 +524,7 @@ class Link(_Description):
 
     def __post_init__(self) -> None:
         kind = check.one_of(self.kind, _LINK_KINDS, "link", "kind")
-        length = check.positive(self.length, "link", "length")
+        length = _length(self.length, "link", "length")
         _normalize(self, length=length)
         if kind == "rigid":
             self._check_rigid(length)
@@ -434,17 +543,19 @@ class Link(_Description):
         )
         if self.mass is None:
             raise InputError("link", "mass is required for a rigid link")
-        mass = check.positive(self.mass, "link", "mass")
+        mass = check.in_range(self.mass, "link", "mass", *MASS_RANGE, "kg", _SCALE_WHY)
         if self.com is None:
             com = (length / 2.0, 0.0, 0.0)
         elif check.is_real(self.com):
-            com = (check.finite(self.com, "link", "com"), 0.0, 0.0)
+            com = (_offset(self.com, "link", "com"), 0.0, 0.0)
         else:
             com = check.vector3(self.com, "link", "com")
+            for axis, value in zip("xyz", com, strict=True):
+                _offset(value, "link", f"com.{axis}")
         if self.inertia is None:
             inertia: float | Tensor3 = mass * length**2 / 12.0
         else:
-            inertia = check.inertia(self.inertia, "link", "inertia")
+            inertia = _inertia(self.inertia, "link", "inertia")
         _normalize(self, mass=mass, com=com, inertia=inertia)
 
     def _check_flexible(self, length: float) -> None:
@@ -465,15 +576,50 @@ class Link(_Description):
                 raise InputError(
                     "link", f"{name}.position must be in [0, {length!r}], got {lumped_mass.position!r}"
                 )
+        mass_per_length = _scale(self.mass_per_length, "link", "mass_per_length", "kg/m")
+        stiffness = {"EI": _scale(self.EI, "link", "EI", "N m^2")}
+        if self.EI_out is not None:
+            stiffness["EI_out"] = _scale(self.EI_out, "link", "EI_out", "N m^2")
+        for name, EI in stiffness.items():
+            frequency = math.sqrt(EI / mass_per_length) / length**2
+            if not FREQUENCY_RANGE[0] <= frequency <= FREQUENCY_RANGE[1]:
+                low, high = FREQUENCY_RANGE
+                raise InputError(
+                    "link",
+                    f"sqrt({name}/(mass_per_length·length^4)) must be in [{low:g}, {high:g}] rad/s "
+                    f"({_FREQUENCY_WHY}), got {frequency:.3g} ({name} = {EI!r}, mass_per_length = "
+                    f"{mass_per_length!r}, length = {length!r})",
+                )
         _normalize(
             self,
-            mass_per_length=check.positive(self.mass_per_length, "link", "mass_per_length"),
-            EI=check.positive(self.EI, "link", "EI"),
-            EI_out=None if self.EI_out is None else check.positive(self.EI_out, "link", "EI_out"),
+            mass_per_length=mass_per_length,
+            EI=stiffness["EI"],
+            EI_out=stiffness.get("EI_out"),
             damping=check.instance_or_none(self.damping, Damping, "link", "damping"),
             lumped_masses=lumped,
             tip_payload=check.instance_or_none(self.tip_payload, Payload, "link", "tip_payload"),
         )
+        self._check_rigid_counterpart()
+
+    def _check_rigid_counterpart(self) -> None:
+        """The beam with its lumped masses and tip payload as one rigid body (core.rigid) stays
+        within the bounds of a rigid link: total mass and inertia."""
+        if self.total_mass > MASS_RANGE[1]:
+            raise InputError(
+                "link",
+                f"the total mass (beam, lumped masses, tip payload) must be <= {MASS_RANGE[1]:g} kg "
+                f"({_SCALE_WHY}), got {self.total_mass!r}",
+            )
+        inertias = [lumped.inertia for lumped in self.lumped_masses]
+        if self.tip_payload is not None:
+            inertias.append(_largest(self.tip_payload.inertia))
+        inertia = sum(inertias) + self.total_mass * self.length**2
+        if inertia > INERTIA_MAX:
+            raise InputError(
+                "link",
+                f"the inertia of the link as one rigid body (its inertias and total mass · length^2) "
+                f"must be <= {INERTIA_MAX:g} kg m^2 ({_SCALE_WHY}), got {inertia!r}",
+            )
 
     @classmethod
     def rigid(
@@ -583,26 +729,28 @@ class Joint(_Description):
     ----------
     kind : {"revolute", "prismatic"}
     a : float  [m]
-        Link length along x_i.
+        Link length along x_i, at most 1e6 in magnitude.
     alpha : float  [rad]
-        Twist about x_i.
+        Twist about x_i, at most 1e6 in magnitude.
     d : float  [m]
-        Offset along z_{i-1} (added to q_i for a prismatic joint).
+        Offset along z_{i-1} (added to q_i for a prismatic joint), at most 1e6
+        in magnitude.
     theta_offset : float  [rad]
-        Angle about z_{i-1} (added to q_i for a revolute joint).
+        Angle about z_{i-1} (added to q_i for a revolute joint), at most 1e6 in
+        magnitude.
     hub_mass : float  [kg]
         Mass of the hub, on the joint axis at the origin of the link frame;
-        >= 0.
+        >= 0 and at most 1e15.
     hub_inertia : float  [kg m^2]
-        Inertia of the hub about the joint axis, >= 0.
+        Inertia of the hub about the joint axis, >= 0 and at most 1e27.
     motor_inertia : float  [kg m^2]
-        Rotor inertia on the motor side of the gear, >= 0.
+        Rotor inertia on the motor side of the gear, >= 0 and at most 1e27.
     gear_ratio : float  [-]
-        Motor speed / joint speed, > 0.
+        Motor speed / joint speed, in [1e-6, 1e6].
     viscous_friction : float  [N m s/rad or N s/m]
-        Viscous friction coefficient at the joint, >= 0.
+        Viscous friction coefficient at the joint, >= 0 and at most 1e15.
     coulomb_friction : float  [N m or N]
-        Coulomb friction torque (force) at the joint, >= 0.
+        Coulomb friction torque (force) at the joint, >= 0 and at most 1e15.
     """
 
     kind: Literal["revolute", "prismatic"] = "revolute"
@@ -620,13 +768,30 @@ class Joint(_Description):
     def __post_init__(self) -> None:
         where = "joint"
         check.one_of(self.kind, _JOINT_KINDS, where, "kind")
-        values = {
-            name: check.finite(getattr(self, name), where, name)
-            for name in ("a", "alpha", "d", "theta_offset")
-        }
-        for name in ("hub_mass", "hub_inertia", "motor_inertia", "viscous_friction", "coulomb_friction"):
-            values[name] = check.nonnegative(getattr(self, name), where, name)
-        values["gear_ratio"] = check.positive(self.gear_ratio, where, "gear_ratio")
+        values = {name: _offset(getattr(self, name), where, name) for name in ("a", "d")}
+        for name in ("alpha", "theta_offset"):
+            values[name] = check.bounded(
+                getattr(self, name),
+                where,
+                name,
+                ANGLE_MAX,
+                "rad",
+                "the last bit of a larger angle exceeds 1e-10 rad",
+            )
+        values["hub_mass"] = _mass(self.hub_mass, where, "hub_mass")
+        for name in ("hub_inertia", "motor_inertia"):
+            values[name] = _inertia_value(getattr(self, name), where, name)
+        for name in ("viscous_friction", "coulomb_friction"):
+            number = check.nonnegative(getattr(self, name), where, name)
+            values[name] = check.at_most(number, where, name, MASS_RANGE[1], "", _SCALE_WHY)
+        values["gear_ratio"] = check.in_range(
+            self.gear_ratio,
+            where,
+            "gear_ratio",
+            *GEAR_RATIO_RANGE,
+            "",
+            "reflected inertias grow with its square",
+        )
         _normalize(self, **values)
 
     @property
@@ -656,7 +821,8 @@ class Arm(_Description):
         Payload at the tip of the last link (tensor axes: the last link's
         frame). Give it here or as the last link's ``tip_payload``, not both.
     gravity : 3-vector  [m/s^2]
-        Gravitational acceleration in the base frame; zero for space arms.
+        Gravitational acceleration in the base frame; zero for space arms. Each
+        component at most 1e6 in magnitude.
     is_planar : bool
         A planar arm: all joints revolute with α = 0 (parallel axes z), in-plane
         bending only (``EI_out`` None), gravity in the x–y plane. Set by
@@ -687,6 +853,12 @@ class Arm(_Description):
         _check_counts(joints, links)
         payload = check.instance_or_none(self.payload, Payload, "arm", "payload")
         gravity = check.vector3(self.gravity, "arm", "gravity")
+        if max(abs(g) for g in gravity) > GRAVITY_MAX:
+            raise InputError(
+                "arm",
+                f"gravity must have components in [{-GRAVITY_MAX:g}, {GRAVITY_MAX:g}] m/s^2 "
+                f"(a hundred thousand g), got {gravity!r}",
+            )
         if not isinstance(self.is_planar, (bool, np.bool_)):
             raise InputError("arm", f"is_planar must be True or False, got {self.is_planar!r}")
         tip_rotation = check.one_of(self.tip_rotation, _TIP_ROTATIONS, "arm", "tip_rotation")

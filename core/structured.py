@@ -87,6 +87,16 @@ import numpy as np
 DENSE_OPERATOR = 64
 #: Singular values of the interface vectors below this fraction of the largest are dropped.
 RANK_TOLERANCE = 1e-13
+#: Seed of the Lanczos starting vector (:func:`lanczos_start`).
+LANCZOS_SEED = 0
+
+
+def lanczos_start(size: int) -> np.ndarray:
+    """The starting vector of every ``eigsh`` here (and in :mod:`fem.eigen`): uniform in ±1 from
+    a fixed seed. Without one, SciPy draws it from fresh entropy at every call, so the same
+    eigenproblem converged to different round-off in every process and run (issue 27:
+    frequencies of fine meshes differing at 1e-15 relative between two runs of one case)."""
+    return np.random.default_rng(LANCZOS_SEED).uniform(-1.0, 1.0, size)
 
 
 class NotStable(ValueError):
@@ -330,7 +340,7 @@ def lowest_frequencies(
         mu, w = mu[::-1][:k], w[:, ::-1][:, :k]
     else:
         linear = scipy.sparse.linalg.LinearOperator((size, size), matvec=operator, dtype=float)
-        mu, w = scipy.sparse.linalg.eigsh(linear, k=k, which="LA")
+        mu, w = scipy.sparse.linalg.eigsh(linear, k=k, which="LA", v0=lanczos_start(size))
         order = np.argsort(mu)[::-1]
         mu, w = mu[order], w[:, order]
     if np.any(mu <= 0):
@@ -805,6 +815,7 @@ __all__ = [
     "ReducedChain",
     "StructuredDynamics",
     "interface_vectors",
+    "lanczos_start",
     "lowest_frequencies",
     "structured_dynamics",
     "structured_solver",

@@ -92,6 +92,37 @@ def nonnegative(value: object, subject: str, name: str) -> float:
     return number
 
 
+def _unit(unit: str) -> str:
+    return f" {unit}" if unit else ""
+
+
+def in_range(value: object, subject: str, name: str, low: float, high: float, unit: str, why: str) -> float:
+    """A number > 0 within [low, high] (``unit`` and ``why`` are said in the refusal)."""
+    number = positive(value, subject, name)
+    if not low <= number <= high:
+        raise InputError(
+            subject, f"{name} must be in [{low:g}, {high:g}]{_unit(unit)} ({why}), got {number!r}"
+        )
+    return number
+
+
+def bounded(value: object, subject: str, name: str, high: float, unit: str, why: str) -> float:
+    """A finite number of magnitude at most ``high`` (``unit`` and ``why`` are said in the refusal)."""
+    number = finite(value, subject, name)
+    if abs(number) > high:
+        raise InputError(
+            subject, f"{name} must be in [{-high:g}, {high:g}]{_unit(unit)} ({why}), got {number!r}"
+        )
+    return number
+
+
+def at_most(number: float, subject: str, name: str, high: float, unit: str, why: str) -> float:
+    """``number`` (already checked finite), refused above ``high``."""
+    if number > high:
+        raise InputError(subject, f"{name} must be <= {high:g}{_unit(unit)} ({why}), got {number!r}")
+    return number
+
+
 def sequence_items(value: object) -> tuple[Any, ...] | None:
     """The elements of a list, tuple or array as a tuple; None for anything else."""
     if isinstance(value, np.ndarray):
@@ -179,8 +210,11 @@ __all__ = [
     "TENSOR_RTOL",
     "InputError",
     "Tensor3",
+    "at_most",
+    "bounded",
     "finite",
     "finite_array",
+    "in_range",
     "inertia",
     "instance_or_none",
     "integer",

@@ -36,6 +36,7 @@ import scipy.sparse.linalg
 
 import shapes
 from core import validation as check
+from core.structured import lanczos_start
 from fem.assembly import assemble
 from fem.mesh import graded_mesh, uniform_mesh
 
@@ -190,6 +191,8 @@ def beam_frequencies(
         mu = scipy.linalg.eigh(0.5 * (H + H.T), eigvals_only=True)[::-1][:n]
     else:
         operator = scipy.sparse.linalg.LinearOperator((unknowns, unknowns), matvec=matvec, dtype=float)
-        mu = scipy.sparse.linalg.eigsh(operator, k=n, which="LA", return_eigenvectors=False)
+        mu = scipy.sparse.linalg.eigsh(
+            operator, k=n, which="LA", v0=lanczos_start(unknowns), return_eigenvectors=False
+        )
         mu = np.sort(mu)[::-1]
     return np.sqrt(1.0 / mu)

@@ -10,7 +10,8 @@
     flexlink --version
 
 Exit codes: 0 success; 1 some cases failed; 2 a mistake in the command or
-config (one line on stderr, no traceback).
+config (one line on stderr, no traceback); 130 stopped by Ctrl-C (SIGINT) and 143
+by SIGTERM, finished cases kept on disk in both.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ import sys
 import threading
 from importlib import metadata, resources
 from pathlib import Path
+from typing import NoReturn
 
 from studies.errors import ConfigError
+from studies.text import shown
 
 # The numerical packages (numpy, scipy, pandas, pydantic, numba: ~1.5 s of imports) load
 # in the commands that need them, so `flexlink --help`, `init` and mistakes on the
@@ -38,8 +41,18 @@ def examples() -> dict[str, Path]:
     return {Path(item.name).stem: Path(str(item)) for item in folder.iterdir() if item.name.endswith(".toml")}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one-line refusals of every other mistake: ``flexlink: error: …``
+    (exit 2); the usage stays on ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("flexlink").strip()
+        hint = f"flexlink {command} --help" if command else "flexlink --help"
+        raise ConfigError(f"{message} (see {hint})")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flexlink", description="Flexible-link robot arm studies.")
+    parser = _Parser(prog="flexlink", description="Flexible-link robot arm studies.")
     parser.add_argument("--version", action="version", version=f"flexlink {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a study")
@@ -80,18 +93,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: the run stops like Ctrl-C (finished cases stay on disk, workers end), and
+    exits 143 (128 + SIGTERM) instead of Ctrl-C's 130."""
+
+
 def _terminate(signum, frame) -> None:
-    """SIGTERM stops a run like Ctrl-C: finished cases stay on disk, workers end."""
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
     handler = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if handler else None
     try:
-        return _dispatch(parser, args)
+        return _dispatch(parser, parser.parse_args(argv))
     except ConfigError as error:
         print(f"flexlink: error: {error}", file=sys.stderr)
         return 2
@@ -103,9 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print("flexlink: interrupted; finished cases are on disk (use --resume)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, Terminated)
+        what = "terminated (SIGTERM)" if terminated else "interrupted"
+        print(f"flexlink: {what}; finished cases are on disk (use --resume)", file=sys.stderr)
+        return 128 + signal.SIGTERM if terminated else 128 + signal.SIGINT
     finally:
         if handler:
             signal.signal(signal.SIGTERM, previous)
@@ -124,7 +142,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         if (args.config is None) == (args.example is None):
-            parser.error("run needs a CONFIG file or --example NAME (one of them)")
+            raise ConfigError(
+                "run needs a CONFIG file or --example NAME, one of them (see flexlink run --help)"
+            )
         if args.example is not None:
             available = examples()
             if args.example not in available:
@@ -150,6 +170,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             "(the serial executor runs one case at a time)"
         )
     _check_sizes(config, force=args.force)
+    from studies.limits import check_limits
+
+    check_limits(config, force=args.force, workers=getattr(args, "workers", None))
     if args.command == "show":
         cases = expand_cases(config)
         print(
@@ -181,7 +204,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         workers=args.workers,
         source=path,
         progress=sys.stderr.isatty(),
+        overrides=args.set,
     )
+    for note in result.notes:
+        print(note)
     print(
         f"{result.succeeded}/{counted(result.cases, 'case')} succeeded ({result.resumed} resumed) in {result.wall_time:.1f} s"
     )
@@ -230,12 +256,28 @@ def _schema(kind: str | None) -> int:
 
 
 def _check_output(folder: Path) -> None:
-    """Refuse an --output that is a file or cannot be created, before anything runs."""
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"--output: {str(folder)!r} is a file, not a folder")
-    existing = folder
-    while not existing.exists():
-        existing = existing.parent
+    """Refuse an --output that is a file, too long a path, or cannot be created, before
+    anything runs."""
+    name_max, path_max = _limits(folder)
+    long = next((part for part in folder.parts if len(os.fsencode(part)) > name_max), None)
+    if long is not None:
+        raise ConfigError(
+            f"--output: the folder name {shown(long)} has {len(os.fsencode(long))} bytes, "
+            f"more than the {name_max} this file system allows"
+        )
+    if len(os.fsencode(folder.absolute())) + len("/cases/superseded/") + 80 > path_max:
+        raise ConfigError(
+            f"--output: {shown(str(folder))} is too long a path for the files a run writes inside it "
+            f"(at most {path_max - 100} bytes here)"
+        )
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(f"--output: {str(folder)!r} is a file, not a folder")
+        existing = folder
+        while not existing.exists():
+            existing = existing.parent
+    except OSError as error:
+        raise ConfigError(f"--output: cannot use {shown(str(folder))}: {error.strerror}") from None
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(
             f"--output: cannot create or write {str(folder)!r} (no write permission in {str(existing)!r})"
@@ -253,6 +295,18 @@ def _check_output(folder: Path) -> None:
     finally:
         for path in reversed(created):
             path.rmdir()
+
+
+def _limits(folder: Path) -> tuple[int, int]:
+    """The longest file name and path of the file system ``folder`` would be on (POSIX's
+    pathconf of its nearest existing parent; 255 and 4096, Linux's, where it cannot say)."""
+    existing = folder.absolute()
+    try:
+        while not existing.exists():
+            existing = existing.parent
+        return os.pathconf(existing, "PC_NAME_MAX"), os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255, 4096
 
 
 def _check_sizes(config, force: bool) -> None:

@@ -33,6 +33,8 @@ from core.presets import PRESETS
 from shapes import FAMILIES
 from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
+from studies.limits import MAX_THREADS, AtMost, AtMostItems, check_repeats, check_values
+from studies.text import shown
 
 
 class _Section(BaseModel):
@@ -107,8 +109,20 @@ class ArmSection(_Section):
         return value
 
 
+#: Modes per bending plane or elements per link above this are refused: a model's squared
+#: frequencies span about size⁴, past the 1e16 that double precision resolves beyond it.
+MAX_SIZE = 100_000
+#: Values of ``sweep.modes`` or ``sweep.elements`` above this are refused: each one is a case.
+MAX_SIZES = 1000
+
 #: A refinement count: a strict integer (``true`` is not 1) > 0.
-Size = Annotated[StrictInt, Field(gt=0)]
+Size = Annotated[
+    StrictInt,
+    Field(gt=0),
+    AtMost(MAX_SIZE, "a model's squared frequencies span about size^4, past what double precision resolves"),
+]
+#: The list of a sweep's sizes: each value is a case of every backend and family.
+Sizes = Annotated[list[Size], AtMostItems(MAX_SIZES, "each value is a case of every backend and family")]
 
 
 def _registered(registry: Callable[[], Any], what: str) -> Callable[[str], str]:
@@ -147,10 +161,10 @@ class SweepSection(_Section):
         "clamped-mass shapes whose roots are integrated with the motion) needs every flexible link of "
         "the arm to translate when AMM runs.",
     )
-    modes: list[Size] = Field(
+    modes: Sizes = Field(
         default=[2], min_length=1, description="AMM: modes per bending plane of every flexible link."
     )
-    elements: list[Size] = Field(
+    elements: Sizes = Field(
         default=[4],
         min_length=1,
         description="FEM: elements per flexible link, the same count on every flexible link, uniform mesh "
@@ -202,10 +216,10 @@ class ExecutionSection(_Section):
         description="Where cases run: one after the other (serial), in a local process pool (processes) "
         "or on a Dask cluster (dask).",
     )
-    workers: PositiveInt = Field(
+    workers: Annotated[PositiveInt, AtMost(MAX_THREADS, "no machine has that many cores")] = Field(
         1,
         description="Cases run at once: the processes of the pool or the workers of a local Dask "
-        "cluster (serial runs one).",
+        "cluster (serial runs one); more than twice the machine's cores only with --force.",
     )
     scheduler: str | None = Field(
         None,
@@ -214,7 +228,14 @@ class ExecutionSection(_Section):
     )
     # OpenBLAS's default uses every core for each small matrix: measured 2.07 s
     # against 0.023 s for the quickstart's 32-element case.
-    blas_threads: PositiveInt = Field(1, description="BLAS threads per case.")
+    blas_threads: Annotated[PositiveInt, AtMost(MAX_THREADS, "no machine has that many cores")] = Field(
+        1,
+        description="BLAS threads per case (every BLAS library a case uses, SciPy's own included); more "
+        "than the machine's cores only with --force. results.csv is the same byte for byte for the same "
+        "config, package versions, blas_threads and processor type, whatever the executor, worker count "
+        "or resume (CSV values are written with full round-trip precision; timing studies measure wall "
+        "times and are the exception).",
+    )
 
     @field_validator("scheduler")
     @classmethod
@@ -245,26 +266,27 @@ class StudyConfig(_Section):
     execution: ExecutionSection = ExecutionSection()
 
 
-def _path(location: tuple) -> str:
+def _path(location: tuple, data: Any = None) -> str:
+    """The key path of a pydantic error location; with the validated ``data``, the steps that
+    are no keys of it are left out: the labels pydantic gives the members of a union
+    (``kp.float``, ``solver.literal[...]``) and the tags of a tagged one (``trajectory.circle``)."""
     parts = []
-    for item in location:
+    current, known = data, data is not None
+    for number, item in enumerate(location, start=1):
+        if known and isinstance(item, str):
+            is_key = isinstance(current, dict) and (item in current or number == len(location))
+            if not is_key or (item not in current and item in current.values()):
+                continue
         if isinstance(item, int):
             parts.append(f"[{item + 1}]")
         else:
             parts.append(("." if parts else "") + str(item))
+        if known:
+            try:
+                current = current[item]
+            except (KeyError, IndexError, TypeError):
+                known = False
     return "".join(parts)
-
-
-#: Values longer than this are cut in messages (a pasted megabyte is not echoed back).
-SHOWN_CHARACTERS = 80
-
-
-def shown(value: object) -> str:
-    """``repr(value)``, cut to :data:`SHOWN_CHARACTERS` with the full length said."""
-    text = repr(value)
-    if len(text) <= SHOWN_CHARACTERS:
-        return text
-    return f"{text[:SHOWN_CHARACTERS]}… ({len(text)} characters)"
 
 
 def _message(error: dict) -> str:
@@ -273,6 +295,10 @@ def _message(error: dict) -> str:
         text = f"must be > {ctx['gt']}"
     elif kind == "greater_than_equal":
         text = f"must be >= {ctx['ge']}"
+    elif kind == "less_than":
+        text = f"must be < {ctx['lt']}"
+    elif kind == "less_than_equal":
+        text = f"must be <= {ctx['le']}"
     elif kind == "too_short" and ctx.get("min_length", 1) <= 1:
         return "must not be empty"
     elif kind in ("too_short", "too_long") and ctx.get("min_length") == ctx.get("max_length"):
@@ -294,19 +320,28 @@ def _message(error: dict) -> str:
     return f"{text}, got {shown(value)}"
 
 
-def _validation_error(error: ValidationError, prefix: str = "") -> ConfigError:
+def _validation_error(error: ValidationError, prefix: str = "", data: Any = None) -> ConfigError:
     first = error.errors()[0]
-    path = _path(first["loc"])
+    path = _path(first["loc"], data)
     where = f"{prefix}.{path}" if prefix and path else (prefix or path)
     return ConfigError(f"{where}: {_message(first)}")
 
 
 def parse_config(data: dict[str, Any]) -> StudyConfig:
-    """Validate a config dict (as read from TOML); raises :class:`ConfigError`."""
+    """Validate a config dict (as read from TOML); raises :class:`ConfigError`.
+
+    Every value is checked finite and every array bounded before the schema
+    (:func:`studies.limits.check_values`), every count against its schema's limit, and a
+    value repeated in a list of cases or runs is refused (:func:`studies.limits.check_repeats`).
+    What this machine can run but not quickly (``--force``) is :func:`studies.limits.check_limits`.
+    """
+    check_values(data)
     try:
         config = StudyConfig.model_validate(data)
     except ValidationError as error:
-        raise _validation_error(error) from None
+        raise _validation_error(error, data=data) from None
+    check_repeats(config.sweep, "sweep")
+    check_repeats(config.report, "report")
     from studies.kinds import KINDS
 
     kind = KINDS[config.study.kind]
@@ -320,7 +355,8 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
     try:
         analysis = kind.analysis_schema.model_validate(config.analysis)
     except ValidationError as error:
-        raise _validation_error(error, "analysis") from None
+        raise _validation_error(error, "analysis", config.analysis) from None
+    check_repeats(analysis, "analysis")
     if True in config.sweep.stiffening_values and not kind.geometric_stiffening:
         raise ConfigError(
             f"sweep.geometric_stiffening: the {kind.name} kind builds the classic models only, "
@@ -387,13 +423,58 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     table[last] = value
 
 
+#: The largest config file read [bytes]: the shipped examples are 1-3 KiB; a config is text
+#: a person writes, and nothing larger is read into memory to find that out.
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_config_file(path: Path) -> bytes:
+    """The bytes of a config file, refused (:class:`ConfigError`) unless it is a regular file
+    of at most :data:`MAX_CONFIG_BYTES`: a named pipe, a device (``/dev/zero``), a folder or
+    a huge file is named and refused before anything is read. Opened without blocking, so a
+    pipe with no writer cannot hang the command."""
+    import os
+    import stat
+
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            what = {
+                stat.S_ISFIFO: "a named pipe",
+                stat.S_ISCHR: "a character device",
+                stat.S_ISBLK: "a block device",
+                stat.S_ISDIR: "a folder",
+                stat.S_ISSOCK: "a socket",
+            }
+            name = next((text for test, text in what.items() if test(status.st_mode)), "not a regular file")
+            raise ConfigError(f"{path}: the config must be a regular file, got {name}")
+        if status.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{path}: the config file has {status.st_size} bytes, more than the {MAX_CONFIG_BYTES} "
+                "a study config may have"
+            )
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_CONFIG_BYTES:  # it grew after fstat
+        raise ConfigError(
+            f"{path}: the config file has more than the {MAX_CONFIG_BYTES} bytes a study config may have"
+        )
+    return data
+
+
 def load_config(path: str | Path, overrides: list[str] = ()) -> StudyConfig:
     """Read and validate a TOML study file, with ``KEY=VALUE`` overrides applied first."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+        text = read_config_file(path).decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"{path}: not a UTF-8 text file (byte {error.object[error.start]:#04x} at offset {error.start})"

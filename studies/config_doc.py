@@ -44,6 +44,7 @@ from studies.config import StudyConfig, expand_cases
 from studies.discretizations import BACKENDS, SWEEP_COLUMNS
 from studies.kinds import KINDS
 from studies.kinds.simulation import simulation_schema
+from studies.limits import MAX_VALUES, AtMost, AtMostItems
 
 #: The command that writes the reference.
 REGENERATE = "python -m studies.config_doc > docs/CONFIG.md"
@@ -198,17 +199,26 @@ def _bounds(metadata: list[Any]) -> str:
         annotated_types.Lt: ("lt", "<"),
         annotated_types.Le: ("le", "≤"),
     }
-    return "".join(
+    text = "".join(
         f" {symbol} {getattr(item, attribute)}"
         for item in metadata
         for kind, (attribute, symbol) in symbols.items()
         if isinstance(item, kind)
     )
+    for item in metadata:
+        if isinstance(item, AtMost):
+            limit = item.limit if isinstance(item.limit, int) else f"{item.limit:g}"
+            bound = f"in [-{limit}, {limit}]" if item.signed else f"≤ {limit}"
+            text += f", {bound}" if text else f" {bound}"
+            if item.soft is not None:
+                text += f" (≤ {item.soft} without `--force`)"
+    return text
 
 
 def _length(metadata: list[Any], what: str) -> str:
     low = next((item.min_length for item in metadata if isinstance(item, annotated_types.MinLen)), None)
     high = next((item.max_length for item in metadata if isinstance(item, annotated_types.MaxLen)), None)
+    high = next((item.limit for item in metadata if isinstance(item, AtMostItems)), high)
     if low is not None and high is not None:
         return f" ({low}–{high} {what})"
     if low == 1:
@@ -663,6 +673,14 @@ def config_reference() -> str:
         "path, list positions counted from 1. `flexlink show CONFIG` validates a file and lists its "
         "cases; `flexlink schema` prints the JSON schema of the file and `flexlink schema --kind KIND` "
         "that of one kind's `[analysis]` table.",
+        "",
+        f"Every number must be finite (`nan` and `inf` are refused wherever they stand), no array may "
+        f"hold more than {MAX_VALUES} values, and a list of cases or runs (sizes, backends, shapes, "
+        "solvers, directions, chain lengths, formats) may not repeat a value. Counts are bounded "
+        "(**type** says by what); a few larger ones run only with `--force` (say *without `--force`*), "
+        "as do more `blas_threads` than the machine's cores and more `workers` than twice them. The "
+        "arm's values must keep the model meaningful in double precision: the bounds are in the "
+        "descriptions of `[[arm.links]]`, `[[arm.joints]]` and the tables in them.",
         "",
         "In the tables: **type** is the TOML type with its constraints; **unit** is SI; **default** "
         "is the value of a key left out (*required*: it must be given; —: unset, see the description); "

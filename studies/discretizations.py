@@ -29,6 +29,7 @@ import numpy as np
 
 import shapes
 from core.arm import Arm
+from studies.limits import MAX_JOINT_VALUE
 from studies.text import counted
 
 if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
@@ -103,6 +104,18 @@ class Discretization:
         if self.geometric_stiffening is not None:
             columns[STIFFENING_COLUMN] = self.geometric_stiffening
         return columns
+
+    @property
+    def seed(self) -> tuple[int, ...]:
+        """Four 32-bit words from a hash of :meth:`columns`, for random draws that belong to
+        this discretization (``np.random.default_rng([analysis.seed, *d.seed])``): a case
+        draws the same states whatever its number, so a resumed run that reuses it under
+        another number, or a reordered sweep, gives the rows a fresh run gives."""
+        import hashlib
+        import json
+
+        digest = hashlib.sha256(json.dumps(self.columns(), sort_keys=True).encode()).digest()
+        return tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
 
     @classmethod
     def from_columns(cls, row: Any) -> Discretization:
@@ -285,7 +298,16 @@ def finest_case(results: pd.DataFrame) -> int:
 
 
 def joint_configuration(arm: Arm, values: Sequence[float] | None, field: str) -> np.ndarray:
-    """The joint variables of a config field (default ``arm.home()``); the length is checked."""
+    """The joint variables of a config field (default ``arm.home()``); the length is checked,
+    and every value is finite and at most :data:`studies.limits.MAX_JOINT_VALUE` in magnitude
+    (rad or m), as the arm's own angles and offsets."""
+    if values is not None:
+        for position, value in enumerate(values, start=1):
+            if not abs(value) <= MAX_JOINT_VALUE:  # also NaN
+                raise ValueError(
+                    f"{field}[{position}]: must be in [{-MAX_JOINT_VALUE:g}, {MAX_JOINT_VALUE:g}] rad or m "
+                    f"(as the arm's angles and offsets), got {value!r}"
+                )
     q = arm.home() if values is None else np.asarray(values, dtype=float)
     if q.shape != (arm.n_joints,):
         raise ValueError(f"{field}: needs {counted(arm.n_joints, 'joint value')}, got {q.size}")

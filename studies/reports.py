@@ -60,7 +60,7 @@ def write_reports(
         lines += [""]
     if not results.empty:
         results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")
-        results.to_csv(folder / "results.csv", index=False)
+        kind.stored(results).to_csv(folder / "results.csv", index=False)
         for text in kind.report(results, arm, analysis, folder, config.report.plots):
             lines += [text, ""]
         for title, table in kind.tables(results, arm, analysis).items():

@@ -22,3 +22,15 @@ def pipe_table(header, rows) -> str:
         return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
     return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])
+
+
+#: Values longer than this are cut in messages (a pasted megabyte is not echoed back).
+SHOWN_CHARACTERS = 80
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to :data:`SHOWN_CHARACTERS` with the full length said."""
+    text = repr(value)
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}… ({len(text)} characters)"

@@ -60,15 +60,15 @@ def _start(tmp_path) -> tuple[subprocess.Popen, list[int]]:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads children from /proc (Linux)")
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
 def test_stopping_a_run_leaves_no_worker(tmp_path, stop):
-    """SIGTERM: the run stops like Ctrl-C (exit 130, the resume hint, no traceback) and
+    """SIGTERM: the run stops like Ctrl-C (exit 143 = 128 + SIGTERM, the resume hint, no traceback) and
     terminates its workers; SIGKILL (no handler can run): each worker notices its parent is
     gone within PARENT_POLL and exits. Before, both workers kept running with PPID 1."""
     process, workers = _start(tmp_path)
     process.send_signal(stop)
     _, err = process.communicate(timeout=60)
     if stop == signal.SIGTERM:
-        assert process.returncode == 130, err
-        assert "interrupted; finished cases are on disk (use --resume)" in err
+        assert process.returncode == 143, err
+        assert "terminated (SIGTERM); finished cases are on disk (use --resume)" in err
         assert "Traceback" not in err
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(_alive(w) for w in workers):

@@ -117,7 +117,10 @@ def _frequency_checks(results: pd.DataFrame) -> None:
         size = group["modes"].fillna(group["elements"])
         errors = group.assign(size=size).sort_values("size")["rel_error"].abs().to_numpy()
         if len(errors) > 1:
-            assert errors[-1] < errors[0], errors
+            # Nested Ritz spaces: the error never grows; a mode the added shapes do not
+            # couple to keeps its frequency, and then its error, to round-off (measured
+            # 6e-16 apart on the azimuth-elevation arm's out-of-plane AMM mode).
+            assert errors[-1] <= errors[0] + 1e-14, errors
     if results["reference_source"].iloc[0].startswith("exact"):
         assert (results["rel_error"] > -1e-9).all()
     else:
@@ -178,10 +181,14 @@ def _stability_checks(results: pd.DataFrame) -> None:
 
 
 def _symbolic_checks(results: pd.DataFrame) -> None:
-    """Every case derived (positive wall times) and its generated model agrees with the engine
-    within the kind's default tolerance, 1e-9 (measured ≤ 1.5e-13 for the shipped example)."""
-    cost = results[results["group"] == "cost"].set_index(["case", "quantity"])["generated"]
-    assert (cost.xs("derive_s", level="quantity") > 0).all()
+    """Every case derived and its generated model agrees with the engine within the kind's
+    default tolerance, 1e-9 (measured ≤ 1.5e-13 for the shipped example); results.csv keeps
+    the operation counts and none of the measured times (summary.md's cost table has them)."""
+    from studies.kinds.symbolic import TIMED
+
+    cost = results[results["group"] == "cost"]
+    assert set(cost["quantity"]) == {"operations_M", "operations_C", "operations_G"}
+    assert not cost["quantity"].isin(TIMED).any()
     compared = results[results["group"] != "cost"]
     assert set(compared["group"]) == {"agreement", "frequency", "zero"}
     assert compared["relative_difference"].max() <= 1e-9
@@ -382,11 +389,23 @@ def test_version_and_usage_errors(capsys):
     with pytest.raises(SystemExit) as exit_info:
         run_cli("--version")
     assert exit_info.value.code == 0 and "flexlink" in capsys.readouterr().out
-    with pytest.raises(SystemExit) as exit_info:
-        run_cli("run")
-    assert exit_info.value.code == 2
+    assert run_cli("run") == 2
+    assert capsys.readouterr().err == (
+        "flexlink: error: run needs a CONFIG file or --example NAME, one of them (see flexlink run --help)\n"
+    )
     assert run_cli("run", "--example", "nope") == 2
     assert "unknown example 'nope'" in capsys.readouterr().err
+    # argparse's own refusals: the same one line, no usage block (issue 27)
+    assert run_cli("run", "x.toml", "--workers", "abc") == 2
+    assert capsys.readouterr().err == (
+        "flexlink: error: argument --workers: invalid int value: 'abc' (see flexlink run --help)\n"
+    )
+    assert run_cli("frobnicate") == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("flexlink: error: argument command: invalid choice: 'frobnicate'")
+        and err.count("\n") == 1
+    )
 
 
 def test_zero_dynamics_study_separates_the_frame_choices(tmp_path):
@@ -446,7 +465,8 @@ def test_simulation_study_reports_time_histories(tmp_path):
         wall = manifest["cases"][cells[0]]["wall_time"]
         assert float(cells[-2]) == pytest.approx(wall, rel=1e-5)
         assert float(cells[-1]) == pytest.approx(wall / 0.2, rel=1e-5)
-    assert "wall_time" not in results.columns  # the CSVs stay a function of the config
+    # results.csv stays a function of the config: the solver's cost is in the tables only
+    assert not [c for c in results.columns if "wall" in c]
     bad = text.replace('kind = "pd"', 'kind = "pid"')
     assert run_cli("run", str(write(tmp_path, bad, "bad.toml"))) == 2
 

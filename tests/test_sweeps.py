@@ -276,7 +276,7 @@ preset = "lumped-two-link"
          "got [0.0, 1.0, 0.5]"),
         ('sweep_parameter = "theta2"\nsweep_range = [1.0, 1.0]', "analysis.sweep_range: must be strictly"),
         ('sweep_parameter = "theta2"\nsweep_values = [0.0, nan]',
-         "analysis.sweep_values: must be finite numbers, got [0.0, nan]"),
+         "analysis.sweep_values[2]: must be finite, got nan"),
         ('sweep_parameter = "theta2"\nsweep_values = [0.0]', "analysis.sweep_values: must hold at least 2 values"),
         ('sweep_parameter = "theta2"\nsweep_range = [0.0, 1.0, 2.0]',
          "analysis.sweep_range: must hold exactly 2 values, [start, stop], got [0.0, 1.0, 2.0]"),

@@ -43,6 +43,10 @@ class StudyKind(ABC):
     #: Cases with more coordinates are refused without ``--force``: the dense n × n matrices
     #: and O(n³) work of simulations and linearizations are not meant for them.
     coordinate_limit: ClassVar[int] = 4000
+    #: Columns of its rows that measure this run's cost (wall times): the kind's tables and
+    #: reports see them, results.csv does not (it depends on the config alone and is the
+    #: same, byte for byte, on every machine load, executor and resume).
+    timing_columns: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -72,6 +76,12 @@ class StudyKind(ABC):
     def finalize(self, results: pd.DataFrame, arm: Arm, analysis: BaseModel) -> pd.DataFrame:
         """Columns that need every case (references, errors); default: none added."""
         return results
+
+    def stored(self, results: pd.DataFrame) -> pd.DataFrame:
+        """What results.csv holds of ``results``: everything but the :attr:`timing_columns`
+        (a kind whose rows carry measured times elsewhere drops those too), so that it is a
+        function of the config and the numerics alone."""
+        return results.drop(columns=[c for c in self.timing_columns if c in results])
 
     def tables(self, results: pd.DataFrame, arm: Arm, analysis: BaseModel) -> dict[str, pd.DataFrame]:
         """Key tables for summary.md and LaTeX, by name (default: none beyond the results)."""

@@ -7,10 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import ConfigDict, Field, PositiveInt
+from pydantic import ConfigDict, Field
 
 from studies.discretizations import BACKENDS, per_case
-from studies.kinds.frequencies import Frequencies, ModalAnalysis, add_references, frequency_rows
+from studies.kinds.frequencies import (
+    Frequencies,
+    FrequencyCount,
+    ModalAnalysis,
+    add_references,
+    frequency_rows,
+)
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -23,7 +29,7 @@ TARGETS = (1e-2, 1e-4, 1e-6)
 
 class ConvergenceAnalysis(ModalAnalysis):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    n_frequencies: PositiveInt = Field(3, description="Frequencies compared per case, lowest first.")
+    n_frequencies: FrequencyCount = Field(3, description="Frequencies compared per case, lowest first.")
 
 
 #: Against the finest case, a refinement must shrink the error at least this much for the

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PositiveInt, StrictInt
 
-from core.arm import Arm, Payload
+from core.arm import MASS_RANGE, Arm, Payload
 from core.kinematics import check_free_length
 from core.modes import FIELD_POINTS, ModeFields, mac, mode_fields, pair_modes, track_modes, tracking_mac
-from studies.config import shown
 from studies.discretizations import (
     SWEEP_COLUMNS,
     Case,
@@ -28,17 +27,29 @@ from studies.discretizations import (
     per_case,
 )
 from studies.kinds.base import StudyKind
+from studies.limits import MAX_JOINT_VALUE, MAX_VALUES, AtMost, JointValue
 from studies.references import exact_locked_frequencies
+from studies.text import shown
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
+
+
+#: More frequencies than any model a study runs has (a model has one per coordinate).
+MAX_FREQUENCIES = 100_000
+#: A count of frequencies: > 0 and at most :data:`MAX_FREQUENCIES`.
+FrequencyCount = Annotated[
+    PositiveInt, AtMost(MAX_FREQUENCIES, "more than the coordinates of any model a study runs")
+]
+#: Points of a parameter sweep above this are refused without --force.
+SOFT_SWEEP_POINTS = 1000
 
 
 class ModalAnalysis(BaseModel):
     """``[analysis]`` keys that the frequencies and convergence kinds share."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[float] | None = Field(
+    configuration: list[JointValue] | None = Field(
         None,
         description="Joint variables of the configuration, one per joint; unset: Arm.home() (zero, "
         "translating links fully extended) [rad or m].",
@@ -48,7 +59,7 @@ class ModalAnalysis(BaseModel):
         description="locked: the motors hold the joints; free: no joint constraint (without gravity "
         "the rigid-body modes are reported as 0).",
     )
-    n_frequencies: PositiveInt = Field(5, description="Frequencies reported per case, lowest first.")
+    n_frequencies: FrequencyCount = Field(5, description="Frequencies reported per case, lowest first.")
 
 
 #: The payload-mass sweep parameter (every other parameter is a joint variable name).
@@ -85,9 +96,19 @@ class FrequencyAnalysis(ModalAnalysis):
         description="[start, stop] of an evenly spaced sweep, both ends included; give this or "
         "sweep_values [rad, m or kg].",
     )
-    sweep_points: Annotated[StrictInt, Field(ge=2)] | None = Field(
-        None, description=f"Points of sweep_range, both ends included; unset: {SWEEP_POINTS}."
-    )
+    sweep_points: (
+        Annotated[
+            StrictInt,
+            Field(ge=2),
+            AtMost(
+                MAX_VALUES,
+                "as many as sweep_values may hold",
+                soft=SOFT_SWEEP_POINTS,
+                soft_why="each point is an eigen-solve of every case",
+            ),
+        ]
+        | None
+    ) = Field(None, description=f"Points of sweep_range, both ends included; unset: {SWEEP_POINTS}.")
 
 
 @dataclass(frozen=True)
@@ -159,7 +180,17 @@ def parameter_sweep(arm: Arm, analysis: FrequencyAnalysis) -> ParameterSweep | N
     if name == PAYLOAD_MASS:
         if values.min() < 0:
             raise ValueError(f"analysis.{key}: a payload mass must be >= 0 kg, got {given_values}")
+        if values.max() > MASS_RANGE[1]:
+            raise ValueError(
+                f"analysis.{key}: a payload mass must be <= {MASS_RANGE[1]:g} kg (as core.arm.Payload's), "
+                f"got {given_values}"
+            )
         return ParameterSweep(name, values, None, "kg")
+    if np.abs(values).max() > MAX_JOINT_VALUE:
+        raise ValueError(
+            f"analysis.{key}: joint values must be in [{-MAX_JOINT_VALUE:g}, {MAX_JOINT_VALUE:g}] rad or m "
+            f"(as the arm's angles and offsets), got {given_values}"
+        )
     joint = arm.joint_names.index(name)
     if joint + 1 in arm.translating_links:
         for value in values:  # the message names the first value outside the beam

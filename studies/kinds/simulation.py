@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt, create_model
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
 
 from core.controllers import CONTROLLERS
 from core.model import SOLVERS
@@ -40,11 +40,25 @@ from studies.discretizations import (
     sweep_columns,
 )
 from studies.kinds.base import StudyKind
+from studies.limits import AtMost, Deflection, Duration, JointValue, Span, Tolerance
 from studies.progress import report, throttled
 from studies.text import counted
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
+
+
+#: Output times of a simulation: every one is a row of every case and solver (a row is a few
+#: hundred bytes in memory and in results.csv).
+OutputPoints = Annotated[
+    PositiveInt,
+    AtMost(
+        1_000_000,
+        "a row of every case each, gigabytes of results",
+        soft=100_000,
+        soft_why="a row of every case each, hundreds of megabytes of results",
+    ),
+]
 
 
 class _Strict(BaseModel):
@@ -94,9 +108,9 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
     return create_model(
         "SimulationAnalysis",
         __base__=_Strict,
-        t_end=(PositiveFloat, Field(description="End of the simulation, which starts at t = 0 [s].")),
+        t_end=(Duration, Field(description="End of the simulation, which starts at t = 0 [s].")),
         q0=(
-            list[float] | None,
+            list[JointValue] | None,
             Field(
                 None,
                 description="Initial joint variables, one per joint; unset: the trajectory's start, "
@@ -117,9 +131,9 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
                 "its rows tagged by solver.",
             ),
         ),
-        rtol=(PositiveFloat, Field(RTOL, description="Relative tolerance of the integrator.")),
-        atol=(PositiveFloat, Field(ATOL, description="Absolute tolerance of the integrator.")),
-        output_points=(PositiveInt, Field(201, description="Output times, evenly spaced from 0 to t_end.")),
+        rtol=(Tolerance, Field(RTOL, description="Relative tolerance of the integrator.")),
+        atol=(Tolerance, Field(ATOL, description="Absolute tolerance of the integrator.")),
+        output_points=(OutputPoints, Field(201, description="Output times, evenly spaced from 0 to t_end.")),
         spectrum=(bool, Field(False, description="Report the peak frequencies of the tip acceleration.")),
         prescribed=(
             bool,
@@ -131,7 +145,7 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
             ),
         ),
         deflection_limit=(
-            PositiveFloat | None,
+            Deflection | None,
             Field(
                 None,
                 description="Stop a run when a flexible link's tip deflection (any tip_w or tip_v) reaches "
@@ -139,7 +153,7 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
             ),
         ),
         report_times=(
-            list[NonNegativeFloat],
+            list[Span],
             Field(
                 [],
                 description="Times at which the tip deflections are tabulated, with each one's minimum and "
@@ -196,6 +210,7 @@ def solvers_of(analysis) -> list[str]:
 
 class Simulation(StudyKind):
     name = "simulation"
+    timing_columns = ("wall_time_s",)
 
     @property
     def analysis_schema(self) -> type[BaseModel]:

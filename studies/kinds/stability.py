@@ -91,7 +91,7 @@ from __future__ import annotations
 
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt
@@ -103,6 +103,8 @@ from core.trajectories import ParabolicBlend
 from shapes.beta_ode import TABLE_POINTS, TRACKERS
 from studies.discretizations import Discretization, label_of
 from studies.kinds.base import StudyKind
+from studies.kinds.simulation import OutputPoints
+from studies.limits import MAX_JOINT_VALUE, AtMost, Duration, JointValue, Tolerance
 from studies.progress import report, throttled
 
 if TYPE_CHECKING:  # validating a config needs no pandas
@@ -130,13 +132,15 @@ class StabilityAnalysis(BaseModel):
     custom: tuple[PositiveFloat, PositiveFloat] | None = Field(
         None, description="From and to free length of the custom direction [m]."
     )
-    start: list[float] | None = Field(
+    start: list[JointValue] | None = Field(
         None, description="The other joints at t = 0, one per joint but the link's; unset: 0 [rad or m]."
     )
-    end: list[float] | None = Field(None, description="The other joints at t = T; unset: start [rad or m].")
-    T: PositiveFloat = Field(1.0, description="Duration of the maneuver [s].")
-    blend: PositiveFloat = Field(0.25, description="Duration of each parabolic blend, <= T/2 [s].")
-    t_end: PositiveFloat | None = Field(
+    end: list[JointValue] | None = Field(
+        None, description="The other joints at t = T; unset: start [rad or m]."
+    )
+    T: Duration = Field(1.0, description="Duration of the maneuver [s].")
+    blend: Duration = Field(0.25, description="Duration of each parabolic blend, <= T/2 [s].")
+    t_end: Duration | None = Field(
         None, description="End of the simulation and of the eigenvalue times; unset: T [s]."
     )
     kp: PositiveFloat | list[PositiveFloat] = Field(
@@ -145,19 +149,27 @@ class StabilityAnalysis(BaseModel):
     kd: PositiveFloat | list[PositiveFloat] = Field(
         20.0, description="Gain k_d of the decoupling controller, one or one per joint [1/s]."
     )
-    initial_deflection: NonNegativeFloat = Field(
-        1e-3,
-        description="Tip deflection of the starting shape of the link (static shape of an in-plane "
-        "tip load) [m].",
+    initial_deflection: Annotated[NonNegativeFloat, AtMost(MAX_JOINT_VALUE, "the arm's largest length")] = (
+        Field(
+            1e-3,
+            description="Tip deflection of the starting shape of the link (static shape of an in-plane "
+            "tip load) [m].",
+        )
     )
-    eigen_points: PositiveInt = Field(
-        41, description="Times from 0 to t_end at which the closed-loop eigenvalues are computed."
-    )
+    eigen_points: Annotated[
+        PositiveInt,
+        AtMost(
+            100_000,
+            "a linearization and an eigen-solve each, days of work per case",
+            soft=2_000,
+            soft_why="a linearization and an eigen-solve per time and case",
+        ),
+    ] = Field(41, description="Times from 0 to t_end at which the closed-loop eigenvalues are computed.")
     simulate: bool = Field(True, description="Simulate the maneuver; false: eigenvalues only.")
-    output_points: PositiveInt = Field(201, description="Output times of the simulation.")
+    output_points: OutputPoints = Field(201, description="Output times of the simulation.")
     method: Literal[METHODS] = Field("Radau", description="scipy solve_ivp method of the simulation.")
-    rtol: PositiveFloat = Field(RTOL, description="Relative tolerance of the simulation.")
-    atol: PositiveFloat = Field(ATOL, description="Absolute tolerance of the simulation.")
+    rtol: Tolerance = Field(RTOL, description="Relative tolerance of the simulation.")
+    atol: Tolerance = Field(ATOL, description="Absolute tolerance of the simulation.")
 
 
 def _link(arm, analysis) -> int:

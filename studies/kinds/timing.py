@@ -24,16 +24,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    NonNegativeFloat,
     NonNegativeInt,
-    PositiveFloat,
     PositiveInt,
 )
 
@@ -42,6 +40,7 @@ from core.model import SOLVERS
 from core.simulation import METHODS, simulate
 from studies.discretizations import SWEEP_COLUMNS, label_of
 from studies.kinds.base import StudyKind
+from studies.limits import AtMost, Duration, Span
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -81,15 +80,26 @@ class TimingAnalysis(BaseModel):
         min_length=1,
         description="Forward-dynamics solvers timed, keys of core.model.SOLVERS.",
     )
-    chain_links: list[PositiveInt] = Field(
+    chain_links: list[
+        Annotated[
+            PositiveInt,
+            AtMost(
+                10_000,
+                "a chain of n links has at least 2n coordinates: dense matrices of gigabytes, "
+                "O(n^3) work per call",
+                soft=256,
+                soft_why="every chain is timed at least 5 calls per solver, O(n^3) for the composite one",
+            ),
+        ]
+    ] = Field(
         default_factory=lambda: [2, 4, 8, 16, 32],
         description="Links of the planar chains of copies of the arm's first flexible link; empty: "
         "no chains.",
     )
-    budget: PositiveFloat = Field(
+    budget: Duration = Field(
         0.5, description="Time for timing each function: at least 5 calls, at most 400 [s]."
     )
-    simulate: NonNegativeFloat = Field(
+    simulate: Span = Field(
         0.0,
         description="Simulated time of a free vibration (flexible coordinates displaced by 1e-3, no "
         "controller) whose wall time per simulated second is reported; 0: none [s].",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.analysis import zero_dynamics
 from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
+from studies.limits import JointValue
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # validating a config needs no pandas
 
 class ZeroDynamicsAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[float] | None = Field(
+    configuration: list[JointValue] | None = Field(
         None,
         description="Joint variables of the configuration, one per joint; unset: Arm.home() [rad or m].",
     )
