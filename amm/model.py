@@ -14,8 +14,8 @@ from core.basis import BeamBasis, TranslatingBasis
 from core.engine import ChainModel
 from core.kinematics import check_free_length
 from core.loads import distal_load
+from core.quadrature import EXTRA_PANELS, POINTS_PER_PANEL, composite_gauss
 from shapes import fixed_length_families, translating_families
-from shapes.quadrature import EXTRA_PANELS, POINTS_PER_PANEL, composite_gauss
 
 
 def translating_basis(

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from shapes.quadrature import composite_gauss
+from core.quadrature import composite_gauss
 
 #: Frame choices: ``"clamped"`` — the link frame is tangent to the beam at the
 #: joint (w(0) = w'(0) = 0); ``"pinned"`` — the frame runs along the chord joint

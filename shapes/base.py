@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from core import validation as check
-from shapes.quadrature import gauss_rule
+from core.quadrature import gauss_rule
 
 
 @dataclass(frozen=True)

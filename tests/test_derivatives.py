@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.derivatives import central_difference_jacobian, complex_step_jacobian
-from shapes.quadrature import composite_gauss
+from core.quadrature import composite_gauss
 
 
 def f(x):

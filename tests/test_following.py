@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import shapes
+from core.quadrature import composite_gauss
 from shapes.clamped import _gram, clamped_coefficients, clamped_evaluate
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
 from shapes.following import MAX_ORDER, LengthFollowing, quadrature_rule
-from shapes.quadrature import composite_gauss
 
 # SPEC §9 RRP arm, link 3 (0.4303 kg over 1.3 m, payload 0.0828 kg; tip inertia 1e-4 kg m²
 # is our choice, as in test_beta_ode.py), and heavier loads: a tip mass several times the

@@ -23,3 +23,42 @@ def test_packages_are_the_layout_the_user_asked_for():
     assert 'packages = ["core", "amm", "fem", "shapes", "studies",' in text
     for package in ("core", "amm", "fem", "shapes", "studies"):
         assert (ROOT / package / "__init__.py").is_file()
+
+
+#: Which packages each package may import (docs/ARCHITECTURE.md: core ← shapes ← fem, amm ←
+#: studies; fem and amm are siblings, neither imports the other; nothing imports studies).
+ALLOWED = {
+    "core": set(),
+    "shapes": {"core"},
+    "fem": {"core", "shapes"},
+    "amm": {"core", "shapes"},
+    "studies": {"core", "shapes", "fem", "amm"},
+}
+
+
+def _imported_packages(path: Path) -> set[tuple[str, int]]:
+    """The first-party packages a module imports (at any depth: inside functions too), with lines."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found |= {(name.split(".")[0], node.lineno) for name in names if name.split(".")[0] in ALLOWED}
+    return found
+
+
+def test_packages_import_one_way():
+    """No package cycle, including imports hidden inside functions (core.basis imported
+    shapes.quadrature while shapes imported core.validation)."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {package}"
+        for owner, allowed in ALLOWED.items()
+        for path in sorted((ROOT / owner).rglob("*.py"))
+        for package, line in sorted(_imported_packages(path))
+        if package != owner and package not in allowed
+    ]
+    assert not wrong, wrong
