@@ -46,6 +46,7 @@ Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from contextlib import contextmanager
 from functools import cached_property, lru_cache
@@ -57,7 +58,7 @@ from core import validation as check
 from core.arm import Arm
 from core.basis import BeamBasis, TranslatingBasis, dense
 from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
-from core.flexible_body import FlexibleBody, TranslatingBody, _place
+from core.flexible_body import FlexibleBody, TranslatingBody, place_block
 from core.kinematics import ChainKinematics, TipMap, check_free_length
 from core.model import Model
 from core.newton_euler import bias_terms
@@ -887,21 +888,21 @@ def _plane_blocks(body):
     planes, by placement (no dense selectors, no products)."""
     y, z = body.plane_columns
     m = body.n_coordinates
-    return (lambda X: _place(X, y, y, m)), (lambda X: _place(X, z, z, m))
+    return (lambda X: place_block(X, y, y, m)), (lambda X: place_block(X, z, z, m))
 
 
 def _series(taylor, l, name: str, derivative: int = 0) -> np.ndarray:
     """``name`` of a length-following basis (``taylor(l₀)`` → derivatives in l at real l₀)
     at a real or complex l: Σ_k Δᵏ/k! I^(k + derivative)(Re l), Δ = l − Re l (the engine's
     complex step; exact for its tiny imaginary Δ)."""
-    from core.flexible_body import TAYLOR_ORDER, _factorial
+    from core.flexible_body import TAYLOR_ORDER
 
     l0 = float(np.real(l))
     step = l - l0
     terms = taylor(l0, order=TAYLOR_ORDER)[name]
     total = 0.0 * step * terms[0]
     for k in range(terms.shape[0] - derivative):
-        total = total + step**k / _factorial(k) * terms[k + derivative]
+        total = total + step**k / math.factorial(k) * terms[k + derivative]
     return total
 
 

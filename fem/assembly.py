@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse
 
 from core.basis import FRAMES, BeamBasis
+from fem.deformation import RelativeCoordinates
 from fem.element import element_matrices, hermite
 
 
@@ -102,11 +103,9 @@ def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBa
         vector[dof] = 1.0
         return vector[free]
 
-    # Element deformations z = (a_e, b_e) (see fem.eigen): δ = T z is a running
+    # Element deformations z = (a_e, b_e) (fem.deformation): δ = T z is a running
     # sum and the strain energy is block diagonal in z, exactly.
-    from fem.eigen import _RelativeCoordinates
-
-    relative = _RelativeCoordinates(nodes, pinned=bc == "pinned")
+    relative = RelativeCoordinates(nodes, pinned=bc == "pinned")
     h = relative.h
     blocks = np.stack([np.stack([12 / h**3, -6 / h**2], -1), np.stack([-6 / h**2, 4 / h], -1)], 1)
     deformation_stiffness = scipy.sparse.bsr_matrix(

@@ -91,11 +91,13 @@ class ModalIntegrals:
         return int(self.betas.size)
 
 
-def _check_modes(n: Any) -> int:
+def check_modes(n: Any) -> int:
+    """A number of modes: an integer >= 1 (ValueError naming it otherwise)."""
     return check.integer(n, "", "number of modes", minimum=1)
 
 
-def _check_eta(eta: Any) -> np.ndarray:
+def check_eta(eta: Any) -> np.ndarray:
+    """Points η = s/L of a shape evaluation as a 1-D float array (checked)."""
     points = np.atleast_1d(np.asarray(eta, dtype=float))
     if points.ndim != 1:
         raise ValueError(f"eta must be a scalar or a 1-D array, got shape {points.shape}")
@@ -182,7 +184,7 @@ class ShapeFamily(ABC):
 
     # -- public interface -------------------------------------------------
     def _ensure(self, n: int) -> tuple[np.ndarray, Any]:
-        n = _check_modes(n)
+        n = check_modes(n)
         if self._betas.size < n:
             betas = np.asarray(self._roots(n), dtype=float)
             if betas.shape != (n,) or not np.all(np.diff(betas) > 0) or betas[0] <= 0:
@@ -223,7 +225,7 @@ class ShapeFamily(ABC):
         if not 0 <= order <= 4:
             raise ValueError(f"derivative must be 0, 1, 2, 3 or 4, got {order}")
         betas, coefficients = self._ensure(n)
-        return self._evaluate(_check_eta(eta), betas, coefficients, order)
+        return self._evaluate(check_eta(eta), betas, coefficients, order)
 
     def frequencies(self, n: int, *, EI: float, mass_per_length: float, length: float) -> np.ndarray:
         """Natural frequencies ω_k = β_k² √(EI / (ρA L⁴)) [rad/s], shape (n,)."""
@@ -244,7 +246,7 @@ class ShapeFamily(ABC):
 
     def integrals(self, n: int) -> ModalIntegrals:
         """Modal integrals of the first ``n`` modes (cached); see :class:`ModalIntegrals`."""
-        n = _check_modes(n)
+        n = check_modes(n)
         if n not in self._integrals:
             betas, _ = self._ensure(n)
             nodes, weights = gauss_rule(betas[-1])

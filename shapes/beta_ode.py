@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import validation as check
-from shapes.base import _check_modes
+from shapes.base import check_modes
 from shapes.clamped import ClampedMass
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
 
@@ -111,7 +111,7 @@ class BetaODE(ClampedMass):
         ``betas`` (shape (n,)) evaluates the implicit derivative at given β
         instead of at the roots (used by the ``"ode"`` tracker).
         """
-        n = _check_modes(n)
+        n = check_modes(n)
         length = self.length if length is None else _positive("length", length)
         mu, jr = self.ratios(length)
         if betas is None:
@@ -156,7 +156,7 @@ class BetaODE(ClampedMass):
         """
         if method not in TRACKERS:
             raise ValueError(f"method must be one of {sorted(TRACKERS)}, got {method!r}")
-        n = _check_modes(n)
+        n = check_modes(n)
         t = np.asarray(time_points, dtype=float)
         if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
             raise ValueError("time_points must be a non-empty 1-D array of finite times")

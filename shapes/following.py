@@ -120,7 +120,7 @@ import numpy as np
 
 from core import validation as check
 from core.quadrature import panel_rule
-from shapes.base import _check_eta
+from shapes.base import check_eta
 from shapes.clamped import clamped_coefficients, clamped_evaluate
 from shapes.clamped_roots import clamped_mass_count, clamped_mass_partials, clamped_mass_roots
 
@@ -529,7 +529,7 @@ class LengthFollowing:
         :class:`shapes.ClampedMass` (μ(l), j(l)).
         """
         l = self._length(l)
-        points = _check_eta(eta)
+        points = check_eta(eta)
         beta = np.asarray(self._roots(l))
         mu, jr = self.ratios(l)
         coefficients, _ = clamped_coefficients(beta, mu, jr)
@@ -542,7 +542,7 @@ class LengthFollowing:
         The velocity shape of l̇ is then g = −η ψ' + l ∂ψ/∂l.
         """
         l = self._length(l)
-        points = _check_eta(eta)
+        points = check_eta(eta)
         radius, _, taylor = self._expand(l, np.asarray(self._roots(l)), points, (0,))
         return taylor[1].real.reshape(self.modes, points.size) / radius
 

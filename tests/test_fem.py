@@ -17,7 +17,7 @@ from amm import AssumedModesModel
 from core import Arm, Link, LumpedMass, Payload
 from core.presets import lumped_two_link, space_arm_3link
 from fem.assembly import assemble, element_basis
-from fem.eigen import _RelativeCoordinates
+from fem.deformation import RelativeCoordinates
 
 
 def test_element_matrices_equal_the_closed_forms():
@@ -70,7 +70,7 @@ def test_relative_coordinates_map_and_its_adjoint():
     nodes = fem.graded_mesh(1.0, 7, 0.8)
     rng = np.random.default_rng(3)
     for pinned in (False, True):
-        T = _RelativeCoordinates(nodes, pinned)
+        T = RelativeCoordinates(nodes, pinned)
         matrix = np.column_stack([T.apply(e) for e in np.eye(14)])
         f = rng.normal(size=16)
         np.testing.assert_allclose(T.adjoint(f), matrix.T @ f, rtol=1e-13, atol=1e-14)

@@ -62,3 +62,20 @@ def test_packages_import_one_way():
         if package != owner and package not in allowed
     ]
     assert not wrong, wrong
+
+
+def test_no_private_name_is_imported_across_modules():
+    """A name another module needs is public where it is defined (fem.assembly imported
+    fem.eigen's private _RelativeCoordinates, now fem.deformation.RelativeCoordinates)."""
+    import ast
+
+    wrong = [
+        f"{path.relative_to(ROOT)}:{node.lineno} imports {node.module}.{alias.name}"
+        for owner in ALLOWED
+        for path in sorted((ROOT / owner).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ALLOWED
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert not wrong, wrong

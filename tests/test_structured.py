@@ -30,7 +30,7 @@ from core.presets import lumped_two_link, one_flexible_link
 from core.structured import ChainStructure, NotStable, structured_dynamics
 from fem import FiniteElementModel
 from fem.assembly import assemble, constrained_dofs, element_basis
-from fem.eigen import _RelativeCoordinates
+from fem.deformation import RelativeCoordinates
 from studies.references import exact_locked_frequencies
 from tests.strategies import models, states
 
@@ -218,7 +218,7 @@ def test_structured_basis_forms_equal_their_dense_counterparts(bc):
     """element_basis on a small graded mesh: the sparse mass and stiffness equal the assembled
     dense blocks restricted to the free DOFs and symmetrized (exactly: the same sums); the
     deformation operator's T @ 1 equals the dense T built column by column from
-    ``_RelativeCoordinates.apply`` (exactly), and T z, Tᵀ f, T Z, Tᵀ F equal the dense
+    ``RelativeCoordinates.apply`` (exactly), and T z, Tᵀ f, T Z, Tᵀ F equal the dense
     products to 1e-15 of their scale (running sums against BLAS: round-off only); the
     block-diagonal deformation stiffness equals the 2×2 element blocks (1e-15: h³ by another
     power routine), and
@@ -233,7 +233,7 @@ def test_structured_basis_forms_equal_their_dense_counterparts(bc):
         block = assembled[name].toarray()[np.ix_(free, free)]
         assert np.array_equal(basis.dense(name), 0.5 * (block + block.T))
         assert np.array_equal(dense(getattr(basis, name)), basis.dense(name))
-    relative = _RelativeCoordinates(nodes, pinned=bc == "pinned")
+    relative = RelativeCoordinates(nodes, pinned=bc == "pinned")
     T = np.column_stack([relative.apply(e)[free] for e in np.eye(2 * elements)])
     assert np.array_equal(basis.dense("deformations"), T)
     rng = np.random.default_rng(7)
