@@ -63,6 +63,7 @@ from core.kinematics import ChainKinematics, TipMap, check_free_length
 from core.model import Model
 from core.newton_euler import bias_terms
 from core.rotations import skew, transpose
+from core.structured import NotStable, lowest_frequencies, structured_dynamics
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
@@ -98,6 +99,8 @@ class ChainModel(Model):
         (the classic floating-frame formulation). Both engines carry it (compiled by
         default); not on translating links; the structured eigen-solve is not used.
     """
+
+    on_engine = True
 
     def __init__(
         self,
@@ -254,6 +257,11 @@ class ChainModel(Model):
     def _D(self) -> np.ndarray:
         """Dense D of the fixed-length links and the joints (translating links: per configuration)."""
         return self._build_damping()
+
+    def on_bases(self, bases: Mapping[int, BeamBasis]) -> ChainModel:
+        """A plain :class:`ChainModel` of the same arm on other ``bases`` (same link numbers),
+        on the numpy engine: the reduced chains of :mod:`core.structured`."""
+        return ChainModel(self.arm, bases, compiled=False)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -441,7 +449,6 @@ class ChainModel(Model):
         )
         if not structured:
             return super().natural_frequencies(q, joints, vectors, count)
-        from core.structured import NotStable, lowest_frequencies
 
         if count is None:
             raise ValueError("method 'structured' needs count, the number of lowest frequencies")
@@ -539,7 +546,6 @@ class ChainModel(Model):
         link (banded) instead of the dense n_dof² matrices (:mod:`core.structured`: O(n_dof))."""
         if solver != "structured":
             return super().forward_dynamics(q, qd, tau, solver, friction=friction)
-        from core.structured import structured_dynamics
 
         q, qd = self._state(q, qd)
         return structured_dynamics(self).forward(q, qd, tau, friction)
@@ -550,8 +556,6 @@ class ChainModel(Model):
         (:func:`core.compiled.rates`: friction, applied forces, q̈ and the powers);
         ``"structured"``: :meth:`core.structured.StructuredDynamics.rates_function` (O(n_dof))."""
         if solver == "structured":
-            from core.structured import structured_dynamics
-
             return structured_dynamics(self).rates_function()
         if self.compiled is None or self.translating or solver not in ("recursive", "composite"):
             return super().rates_function(solver)

@@ -35,12 +35,13 @@ import inspect
 import math
 import warnings
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from core import validation as check
 from core.arm import Arm
+from core.composite import composite_solver
 from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
 from core.recursive import recursive_solver
 from core.structured import structured_solver
@@ -52,20 +53,11 @@ from core.structured import structured_solver
 #: ``"structured"``: block elimination on M = BD + W C Wᵀ with h + G from a reduced chain,
 #: O(n_dof), for chains with fine meshes (:mod:`core.structured`; a
 #: :class:`~core.engine.ChainModel` without translating links or geometric stiffening).
-SOLVERS: dict = {}
-
-
-def _composite(model: Model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) -> np.ndarray:
-    """Build M(q) and solve M q̈ = applied − h − G with its Cholesky factor, O(N³)."""
-    import scipy.linalg
-
-    rhs = applied - model.nonlinear_forces(q, qd)  # first: the numpy engine caches its frames for M
-    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(model.mass_matrix(q)), rhs)
-
-
-SOLVERS["composite"] = _composite
-SOLVERS["recursive"] = recursive_solver  # the articulated bodies (core.recursive, core.compiled)
-SOLVERS["structured"] = structured_solver  # block elimination on M = BD + W C Wᵀ, O(n_dof) (core.structured)
+SOLVERS: dict = {
+    "composite": composite_solver,
+    "recursive": recursive_solver,  # the articulated bodies (core.recursive, core.compiled)
+    "structured": structured_solver,  # block elimination on M = BD + W C Wᵀ, O(n_dof) (core.structured)
+}
 
 
 def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -170,6 +162,9 @@ class Model(ABC):
     """
 
     arm: Arm
+    #: Whether the model runs on the shared multibody engine (:class:`core.engine.ChainModel`):
+    #: the recursive and structured solvers need its bodies and kernels (others fall back or refuse).
+    on_engine: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -34,6 +34,7 @@ import weakref
 
 import numpy as np
 
+from core.composite import composite_solver
 from core.newton_euler import body_mass
 from core.rotations import spatial_inertia
 
@@ -232,16 +233,13 @@ def recursive_solver(model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) 
     for a chain with translating links the numpy recursion :func:`articulated_solve`
     of M q̈ = applied − h − G; other models fall back to ``"composite"`` with a
     :class:`RecursiveNotSupported` warning."""
-    from core.engine import ChainModel
-    from core.model import SOLVERS
-
-    if not isinstance(model, ChainModel):
+    if not model.on_engine:
         warnings.warn(
             f"solver 'recursive' needs a ChainModel, got {type(model).__name__}; using 'composite'",
             RecursiveNotSupported,
             stacklevel=3,
         )
-        return SOLVERS["composite"](model, q, qd, applied)
+        return composite_solver(model, q, qd, applied)
     if model.compiled is not None:
         return model.compiled.forward(q, qd, applied)
     return articulated_solve(model, q, applied - model.nonlinear_forces(q, qd))

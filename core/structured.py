@@ -173,17 +173,14 @@ class ChainStructure:
         import scipy.linalg
 
         from core.basis import sandwich_product
-        from core.engine import ChainModel
 
         if model.translating:
             raise ValueError("the structured path does not handle translating links")
         self.model = model
         q = np.asarray(q, dtype=float)
         subspaces = {number: interface_vectors(model, number, q) for number in model.bases}
-        reduced = ChainModel(
-            model.arm,
-            {number: _reduced_basis(model.bases[number], U) for number, U in subspaces.items()},
-            compiled=False,
+        reduced = model.on_bases(
+            {number: _reduced_basis(model.bases[number], U) for number, U in subspaces.items()}
         )
         n, r = model.n_dof, reduced.n_dof
         W = np.zeros((n, r))
@@ -394,9 +391,7 @@ _DYNAMICS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def structured_dynamics(model) -> StructuredDynamics:
     """The :class:`StructuredDynamics` of ``model``, built on first use and cached (weakly,
     per model object). Raises ValueError for a model the structured path does not handle."""
-    from core.engine import ChainModel
-
-    dynamics = _DYNAMICS.get(model) if isinstance(model, ChainModel) else None
+    dynamics = _DYNAMICS.get(model) if model.on_engine else None
     if dynamics is None:
         dynamics = _DYNAMICS[model] = StructuredDynamics(model)
     return dynamics
@@ -605,9 +600,7 @@ class StructuredDynamics:
     """
 
     def __init__(self, model) -> None:
-        from core.engine import ChainModel
-
-        if not isinstance(model, ChainModel):
+        if not model.on_engine:
             raise ValueError(
                 f"solver 'structured' needs a ChainModel (the shared engine), got {type(model).__name__}"
             )
@@ -766,12 +759,10 @@ class ReducedChain:
     """
 
     def __init__(self, dynamics: StructuredDynamics, states: list) -> None:
-        from core.engine import ChainModel
-
         model = dynamics.model
         self.n_dof, self.n_joints = model.n_dof, model.n_joints
         bases = {link.number: state.basis for link, state in zip(dynamics.links, states, strict=True)}
-        self.chain = chain = ChainModel(model.arm, bases, compiled=False)
+        self.chain = chain = model.on_bases(bases)
         r = chain.n_dof
         self.blocks = []
         for link, state in zip(dynamics.links, states, strict=True):

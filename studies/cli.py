@@ -170,7 +170,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             "(the serial executor runs one case at a time)"
         )
     _check_sizes(config, force=args.force)
-    from studies.limits import check_limits
+    from studies.config import check_limits
 
     check_limits(config, force=args.force, workers=getattr(args, "workers", None))
     if args.command == "show":

@@ -33,7 +33,15 @@ from core.presets import PRESETS
 from shapes import FAMILIES
 from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
-from studies.limits import MAX_THREADS, AtMost, AtMostItems, check_repeats, check_values
+from studies.limits import (
+    MAX_THREADS,
+    AtMost,
+    AtMostItems,
+    check_repeats,
+    check_values,
+    cores,
+    soft_violations,
+)
 from studies.text import shown
 
 
@@ -399,6 +407,52 @@ def _check_stiffening(sweep: SweepSection, arm: Arm) -> None:
         raise ConfigError(
             f"sweep.geometric_stiffening: not available for translating links {list(arm.translating_links)} "
             f"(the foreshortening of a beam sliding through its hub is not modelled), got {sweep.geometric_stiffening!r}"
+        )
+
+
+def check_limits(config: Any, force: bool = False, workers: int | None = None) -> None:
+    """Refuse, unless ``force``, what this machine can run but not in reasonable time or
+    memory: values above their schema's soft limit (``AtMost.soft``), more BLAS threads
+    than cores and more than twice as many worker processes as cores (``workers``: the
+    command line's ``--workers``, which replaces ``[execution] workers``). A Dask run on a
+    given scheduler runs elsewhere: its threads and workers are not this machine's. A
+    ``workers`` above :data:`MAX_THREADS` is refused even with ``force``, as the schema
+    refuses such an ``[execution] workers``.
+
+    ``config`` is a validated :class:`~studies.config.StudyConfig`; raises
+    :class:`ConfigError` naming the key path.
+    """
+    if workers is not None and workers > MAX_THREADS:  # the schema bounds [execution] workers
+        raise ConfigError(
+            f"--workers: must be <= {MAX_THREADS} (no machine has that many cores), got {workers}"
+        )
+    if force:
+        return
+    from studies.kinds import KINDS  # on use: validating a config loads no kind before it names one
+
+    analysis = KINDS[config.study.kind].analysis_schema.model_validate(config.analysis)
+    for section, prefix in ((config.sweep, "sweep"), (config.execution, "execution"), (analysis, "analysis")):
+        for path, value, limit in soft_violations(section, prefix):
+            raise ConfigError(
+                f"{path}: must be <= {limit.soft} without --force ({limit.soft_why}; use --force to "
+                f"run it anyway), got {value!r}"
+            )
+    execution = config.execution
+    if execution.executor == "dask" and execution.scheduler is not None:
+        return
+    available = cores()
+    if execution.blas_threads > available:
+        raise ConfigError(
+            f"execution.blas_threads: must be <= {available} without --force (the cores of this machine; "
+            f"more threads per case only wait for each other; use --force to run it anyway), "
+            f"got {execution.blas_threads}"
+        )
+    count, key = (execution.workers, "execution.workers") if workers is None else (workers, "--workers")
+    if execution.executor != "serial" and count > 2 * available:
+        raise ConfigError(
+            f"{key}: must be <= {2 * available} without --force (twice the {available} cores of this "
+            f"machine; more processes only share them and each loads the numerical libraries; use "
+            f"--force to run it anyway), got {count}"
         )
 
 

@@ -13,7 +13,7 @@ Three layers, each refusing with one line that names the key path and the value:
   every context (the limit is beyond what any machine runs: the allocation or work
   it implies, or double precision, says why).
 * ``AtMost.soft``, and the threads and workers against this machine's cores, are
-  checked by :func:`check_limits`, which the command line calls with its ``--force``:
+  checked by :func:`studies.config.check_limits`, which the command line calls with its ``--force``:
   above them a run is possible but long, and is refused unless forced.
 
 Repeated values of a list whose values are cases or runs (``sweep.modes = [2, 2]``,
@@ -53,7 +53,7 @@ def _number(value: int | float) -> str:
 class AtMost:
     """``Annotated`` metadata of a number: at most ``limit`` (``why``: the reason said in
     the refusal), and, unless ``--force``, at most ``soft`` (``soft_why``), see
-    :func:`check_limits`. Shown in the JSON schema as ``maximum`` and in docs/CONFIG.md."""
+    :func:`studies.config.check_limits`. Shown in the JSON schema as ``maximum`` and in docs/CONFIG.md."""
 
     limit: int | float
     why: str
@@ -222,13 +222,13 @@ def _item_annotations(annotation: Any) -> list[Any]:
     return [get_args(inner)[0] for inner, _ in _unwrapped(annotation) if get_origin(inner) is list]
 
 
-def _soft_violations(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, AtMost]]:
+def soft_violations(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, AtMost]]:
     """(key path, value, limit) of every value of ``model`` above its soft limit."""
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         path = f"{prefix}.{name}" if prefix else name
         if isinstance(value, BaseModel):
-            yield from _soft_violations(value, path)
+            yield from soft_violations(value, path)
             continue
         for limit in _soft_limits(field.annotation, field.metadata):
             if isinstance(value, int | float) and not isinstance(value, bool) and value > limit.soft:
@@ -240,52 +240,6 @@ def _soft_violations(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, 
                 for position, entry in enumerate(value, start=1):
                     if isinstance(entry, int | float) and entry > limit.soft:
                         yield f"{path}[{position}]", entry, limit
-
-
-def check_limits(config: Any, force: bool = False, workers: int | None = None) -> None:
-    """Refuse, unless ``force``, what this machine can run but not in reasonable time or
-    memory: values above their schema's soft limit (``AtMost.soft``), more BLAS threads
-    than cores and more than twice as many worker processes as cores (``workers``: the
-    command line's ``--workers``, which replaces ``[execution] workers``). A Dask run on a
-    given scheduler runs elsewhere: its threads and workers are not this machine's. A
-    ``workers`` above :data:`MAX_THREADS` is refused even with ``force``, as the schema
-    refuses such an ``[execution] workers``.
-
-    ``config`` is a validated :class:`~studies.config.StudyConfig`; raises
-    :class:`ConfigError` naming the key path.
-    """
-    if workers is not None and workers > MAX_THREADS:  # the schema bounds [execution] workers
-        raise ConfigError(
-            f"--workers: must be <= {MAX_THREADS} (no machine has that many cores), got {workers}"
-        )
-    if force:
-        return
-    from studies.kinds import KINDS
-
-    analysis = KINDS[config.study.kind].analysis_schema.model_validate(config.analysis)
-    for section, prefix in ((config.sweep, "sweep"), (config.execution, "execution"), (analysis, "analysis")):
-        for path, value, limit in _soft_violations(section, prefix):
-            raise ConfigError(
-                f"{path}: must be <= {limit.soft} without --force ({limit.soft_why}; use --force to "
-                f"run it anyway), got {value!r}"
-            )
-    execution = config.execution
-    if execution.executor == "dask" and execution.scheduler is not None:
-        return
-    available = cores()
-    if execution.blas_threads > available:
-        raise ConfigError(
-            f"execution.blas_threads: must be <= {available} without --force (the cores of this machine; "
-            f"more threads per case only wait for each other; use --force to run it anyway), "
-            f"got {execution.blas_threads}"
-        )
-    count, key = (execution.workers, "execution.workers") if workers is None else (workers, "--workers")
-    if execution.executor != "serial" and count > 2 * available:
-        raise ConfigError(
-            f"{key}: must be <= {2 * available} without --force (twice the {available} cores of this "
-            f"machine; more processes only share them and each loads the numerical libraries; use "
-            f"--force to run it anyway), got {count}"
-        )
 
 
 __all__ = [
@@ -301,8 +255,8 @@ __all__ = [
     "JointValue",
     "Span",
     "Tolerance",
-    "check_limits",
     "check_repeats",
     "check_values",
     "cores",
+    "soft_violations",
 ]

@@ -2,7 +2,7 @@
 ``flexlink: error: <key path>: <what>, got <value>`` from ``flexlink show``, which never runs a case.
 
 The table of the issue row by row; the bounds of the arm (:mod:`core.arm`), of the counts
-and durations of the schemas and of the machine (:func:`studies.limits.check_limits`, lifted
+and durations of the schemas and of the machine (:func:`studies.config.check_limits`, lifted
 by ``--force``); repeated cases.
 """
 
@@ -21,9 +21,9 @@ import pytest
 
 from core.arm import Arm, Damping, Joint, Link, LumpedMass, Payload
 from studies import cli
-from studies.config import parse_config
+from studies.config import check_limits, parse_config
 from studies.errors import ConfigError
-from studies.limits import MAX_VALUES, check_limits, cores
+from studies.limits import MAX_VALUES, cores
 
 HEAD = """
 [study]

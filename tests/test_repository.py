@@ -79,3 +79,46 @@ def test_no_private_name_is_imported_across_modules():
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert not wrong, wrong
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """First-party module → the first-party modules it imports (inside functions too)."""
+    import ast
+
+    modules = {}
+    for owner in ALLOWED:
+        for path in sorted((ROOT / owner).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            modules[name] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_no_module_cycle():
+    """No two modules import each other, directly or around a loop, counting imports inside
+    functions (core.model ↔ engine ↔ recursive ↔ structured were such a loop); a package and
+    its own modules (``studies.kinds`` importing ``studies.kinds.base``) are not a cycle."""
+    graph = _module_imports()
+
+    def reachable(start: str) -> set[str]:
+        seen, stack = set(), [start]
+        while stack:
+            for nxt in graph[stack.pop()] - seen:
+                seen.add(nxt)
+                stack.append(nxt)
+        return seen
+
+    def related(a: str, b: str) -> bool:  # a package and one of its own modules
+        return a.startswith(b + ".") or b.startswith(a + ".")
+
+    cycles = sorted(f"{a} -> {b}" for a in graph for b in graph[a] if not related(a, b) and a in reachable(b))
+    assert not cycles, cycles
