@@ -12,7 +12,7 @@ from core.arm import Arm
 from studies.config import StudyConfig
 from studies.discretizations import Case, normalize_columns
 from studies.tables import latex_table, markdown_table
-from studies.text import counted, warned_by
+from studies.text import counted, file_stem, warned_by
 
 #: Sort keys of the tidy results table (those present are used).
 ORDER = ["case", "mode", "check"]
@@ -64,7 +64,7 @@ def write_reports(
         for text in kind.report(results, arm, analysis, folder, config.report.plots):
             lines += [text, ""]
         for title, table in kind.tables(results, arm, analysis).items():
-            stem = title.split(" [")[0].replace(" ", "_")
+            stem = file_stem(title)
             if "csv" in formats:
                 table.to_csv(folder / f"{stem}.csv", index=False)
             if "latex" in formats:
@@ -87,7 +87,7 @@ def write_reports(
                 lines += [paragraph, ""]
             for title, table in tables.items():
                 if "csv" in formats:
-                    table.to_csv(folder / f"{title.split(' [')[0].replace(' ', '_')}.csv", index=False)
+                    table.to_csv(folder / f"{file_stem(title)}.csv", index=False)
                 lines += [f"## {title}", "", markdown_table(table), ""]
     if failed:
         failures = normalize_columns(pd.DataFrame(failed))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def warned_by(numbers: list[int]) -> str:
     """The cases that raised a warning: ``case 3``, ``cases 1, 4`` or ``study`` (the study as a whole)."""
@@ -34,3 +36,12 @@ def shown(value: object) -> str:
     if len(text) <= SHOWN_CHARACTERS:
         return text
     return f"{text[:SHOWN_CHARACTERS]}… ({len(text)} characters)"
+
+
+def file_stem(title: str) -> str:
+    """The file name of a table titled ``title``: the title without its unit (`` [m]``), every
+    run of characters other than ASCII letters, digits, ``.``, ``_`` and ``-`` one ``_``
+    ("fitted exponents (time ∝ links^p)" → ``fitted_exponents_time_links_p``): names every file
+    system, shell and LaTeX ``\\input`` take as they are."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", title.split(" [")[0]).strip("_")
+    return stem or "table"
