@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Self
+from typing import ClassVar, Self
 
 import numpy as np
 
@@ -52,6 +52,9 @@ class FeedForward:
     """
 
     torque: Callable[[float, Reference], np.ndarray]
+    #: Built from a config (:meth:`from_config`: the rigid inverse dynamics) it follows a
+    #: reference trajectory, so a study without one is refused before any case runs.
+    tracks_trajectory: ClassVar[bool] = True
 
     def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
         return np.asarray(self.torque(t, reference), dtype=float)
@@ -100,6 +103,8 @@ class _JointGains:
 
     kp: object
     kd: object
+    #: The error is taken against a reference trajectory (see :attr:`FeedForward.tracks_trajectory`).
+    tracks_trajectory: ClassVar[bool] = True
 
     @classmethod
     def from_config(cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0) -> Self:

@@ -385,6 +385,7 @@ def test_joint_values_and_gains_may_repeat():
             "t_end": 0.1,
             "q0": [0.5, 0.5],
             "controller": {"kind": "pd", "kp": [5.0, 5.0], "kd": 1.0},
+            "trajectory": {"kind": "parabolic-blend", "q_end": [0.5, 0.5], "T": 0.1, "blend": 0.05},
         },
     }
     parse_config(data)

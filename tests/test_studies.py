@@ -974,3 +974,28 @@ def test_table_files_are_named_in_ascii():
     assert file_stem("tip deflection at report times [m]") == "tip_deflection_at_report_times"
     assert file_stem("maxima and differences") == "maxima_and_differences"
     assert file_stem("∝ ∝") == "table"
+
+
+def test_a_controller_without_a_trajectory_is_refused_before_any_case(tmp_path, capsys):
+    """Before, `show` accepted it and every case failed at run time ('PD needs a trajectory')."""
+    text = textwrap.dedent(
+        """
+        [study]
+        name = "no-reference"
+        kind = "simulation"
+        [arm]
+        preset = "one-flexible-link"
+        [sweep]
+        modes = [1, 2]
+        [analysis]
+        t_end = 0.1
+        controller = { kind = "pd", kp = 5.0, kd = 0.5 }
+        """
+    )
+    assert run_cli("show", str(write(tmp_path, text))) == 2
+    assert capsys.readouterr().err == (
+        "flexlink: error: analysis.trajectory: controller 'pd' tracks a reference trajectory; give "
+        "analysis.trajectory (or controller kind 'none' for a free response)\n"
+    )
+    free = text.replace('{ kind = "pd", kp = 5.0, kd = 0.5 }', '{ kind = "none" }')
+    assert run_cli("show", str(write(tmp_path, free, "free.toml"))) == 0

@@ -219,6 +219,17 @@ class Simulation(StudyKind):
     def validate(self, arm, analysis):
         _initial_joints(arm, analysis)
         _controller(analysis.controller, arm)
+        kind = analysis.controller.kind
+        if (
+            kind != "none"
+            and analysis.trajectory is None
+            and getattr(CONTROLLERS[kind], "tracks_trajectory", False)
+        ):
+            # without one every case failed at run time
+            raise ValueError(
+                f"analysis.trajectory: controller {analysis.controller.kind!r} tracks a reference "
+                "trajectory; give analysis.trajectory (or controller kind 'none' for a free response)"
+            )
         if analysis.prescribed:
             if analysis.trajectory is None:
                 raise ValueError(
