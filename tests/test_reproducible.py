@@ -48,8 +48,8 @@ CHILD = textwrap.dedent(
         from pydantic import BaseModel
         from studies.kinds.base import StudyKind
 
-        class Nothing(BaseModel):
-            pass
+        class Nothing(BaseModel):  # the probe kind takes no analysis keys
+            model_config = {"extra": "forbid"}
 
         class BlasProbe(StudyKind):
             name = "blas-probe"
