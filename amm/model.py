@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 
 import shapes
-from core import validation as check
 from core.arm import Arm
-from core.basis import BeamBasis, TranslatingBasis
-from core.engine import ChainModel
-from core.kinematics import check_free_length
-from core.loads import distal_load
-from core.quadrature import EXTRA_PANELS, POINTS_PER_PANEL, composite_gauss
+from core.arm.loads import distal_load
+from core.dynamics.basis import BeamBasis, TranslatingBasis
+from core.dynamics.engine import ChainModel
+from core.dynamics.kinematics import check_free_length
+from core.numerics import validation as check
+from core.numerics.quadrature import EXTRA_PANELS, POINTS_PER_PANEL, composite_gauss
 from shapes import fixed_length_families, translating_families
 
 
@@ -119,12 +119,12 @@ class AssumedModesModel(ChainModel):
         Free lengths [m] spanned by the ``"table"`` tracker (default: a tenth of the
         beam length to the whole of it).
     **engine_options
-        Passed to :class:`~core.engine.ChainModel` (``coulomb``, ``coulomb_velocity``).
+        Passed to :class:`~core.dynamics.engine.ChainModel` (``coulomb``, ``coulomb_velocity``).
 
     Notes
     -----
     ``"clamped-mass"`` without ratios takes the distal load of the link
-    (:func:`core.loads.distal_load`): the mass beyond its tip and the rotary
+    (:func:`core.arm.loads.distal_load`): the mass beyond its tip and the rotary
     inertia about the tip's in-plane bending axis, so μ = M/(ρA L) and
     j = J/(ρA L³). Both bending planes of a link use the same shapes.
 

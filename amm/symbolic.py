@@ -2,7 +2,7 @@
 
 :func:`derive` builds M, C, K, D, G and B of a planar arm as sympy matrices in
 the engine's coordinates (``theta1``, ``w1_1``…) with the same floating-frame
-formulation as :mod:`core.flexible_body` (planar case), body by body::
+formulation as :mod:`core.dynamics.flexible_body` (planar case), body by body::
 
     M(q) = Σ_b J_bᵀ M_b(δ) J_b,     C_ij = Σ_k ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i) q̇_k
 
@@ -40,7 +40,7 @@ s ∈ [0, L_i]): ``a{i}_{k}`` = ∫φ_k ds, ``b{i}_{k}`` = ∫sφ_k ds,
 (no hub, no payload…) drop their terms.
 
 Spatial arms (``Arm.from_dh``, revolute joints, any constant twist α, links bending in one or
-two planes) follow :mod:`core.flexible_body` in three dimensions (:func:`_spatial_terms`): the
+two planes) follow :mod:`core.dynamics.flexible_body` in three dimensions (:func:`_spatial_terms`): the
 6 + m body velocity (v, Ω, δ̇) in beam axes, the exact tip rotation exp(θ̃) through the entire
 functions :class:`stumpff` of θᵀθ, and ∂J/∂q carried forward through the chain (:class:`_Fwd`)
 instead of differentiating the nested Jacobians. Prismatic joints (and so translating links)
@@ -64,9 +64,9 @@ import sympy as sp
 
 from amm.model import AssumedModesModel
 from core.arm import Arm
-from core.basis import dense
-from core.engine import COULOMB_VELOCITY
-from core.model import Model
+from core.dynamics.basis import dense
+from core.dynamics.engine import COULOMB_VELOCITY
+from core.dynamics.model import Model
 
 __all__ = ["SymbolicEOM", "SymbolicModel", "derive"]
 
@@ -137,7 +137,7 @@ class SymbolicEOM:
         return expr.xreplace(subs)
 
     def to_numeric(self, compiled: bool = False) -> SymbolicModel:
-        """A :class:`core.model.Model` evaluating the generated (cse'd) code: lambdified Python
+        """A :class:`core.dynamics.model.Model` evaluating the generated (cse'd) code: lambdified Python
         (``compiled=False``), or for M, h, G and the forward dynamics a numba module compiled once
         per machine and cached (``compiled=True``, see :class:`SymbolicModel`)."""
         return SymbolicModel(self, compiled=compiled)
@@ -866,7 +866,7 @@ def _tensor(P, name: str, tensor, what: str) -> sp.Matrix:
 
 def _spatial_terms(arm: Arm, engine, P, modal: bool, q: tuple) -> tuple:
     """M, K, D, B, V (gravity), bodies, tip (3,), frames of a spatial (DH) arm of revolute
-    joints: the floating-frame bodies of :mod:`core.flexible_body` in three dimensions, every
+    joints: the floating-frame bodies of :mod:`core.dynamics.flexible_body` in three dimensions, every
     velocity kept in the axes of the frame that carries it (so M holds relative rotations only).
     """
     n, nj = len(q), arm.n_joints
@@ -1212,7 +1212,7 @@ _NUMPY = [_stumpff_namespace(np.sqrt, np.cos, np.sin), "numpy"]
 
 
 class SymbolicModel(Model):
-    """A :class:`core.model.Model` evaluating the generated code of a :class:`SymbolicEOM`.
+    """A :class:`core.dynamics.model.Model` evaluating the generated code of a :class:`SymbolicEOM`.
 
     Three lambdified numpy functions, each with its common subexpressions shared
     (``sympy.cse``): the hot path of forward dynamics, M, h = C q̇ and G of
@@ -1301,7 +1301,7 @@ class SymbolicModel(Model):
 
     def rebuild(self, arm: Arm) -> SymbolicModel:
         """The equations of ``arm`` derived with the same shapes and options (see
-        :meth:`core.model.Model.rebuild`); clamped-mass ratios follow the new arm."""
+        :meth:`core.dynamics.model.Model.rebuild`); clamped-mass ratios follow the new arm."""
         built = self.eom.model.arguments
         shapes = {k: built[k] for k in ("shape", "modes", "shapes") if k in built}
         eom = derive(arm, **shapes, **self.eom.options)
@@ -1390,7 +1390,7 @@ class SymbolicModel(Model):
         return (np.array(h, dtype=float) + np.array(G, dtype=float)).reshape(self.n_dof)
 
     def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
-        """As :meth:`core.model.Model.forward_dynamics`; the composite solver is inlined: one
+        """As :meth:`core.dynamics.model.Model.forward_dynamics`; the composite solver is inlined: one
         call of the generated M, h, G and a dense solve of M q̈ = B(τ + τ_c) − D q̇ − K q − h − G."""
         if solver != "composite":
             return super().forward_dynamics(q, qd, tau, solver, friction=friction)

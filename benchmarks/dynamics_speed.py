@@ -2,13 +2,13 @@
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/dynamics_speed.py [--quick]
 
-Median µs per call of ``forward_dynamics`` (each solver of ``core.model.SOLVERS``)
+Median µs per call of ``forward_dynamics`` (each solver of ``core.dynamics.model.SOLVERS``)
 and ``mass_matrix``, each call at a fresh random state (so no per-configuration
 cache helps), for the rigid 3-link arm (the space arm's rigid equivalent), the
-lumped two-link arm (``core.presets.lumped_two_link``), the space arm (AMM, 2
+lumped two-link arm (``core.arm.presets.lumped_two_link``), the space arm (AMM, 2
 modes per plane, 15 DOF) and planar chains of n flexible links (AMM, 2 modes,
 3n DOF), with exponents p of time ∝ n^p fitted over the chains with n ≥ 8.
-Columns: the compiled engine (:mod:`core.compiled`, the default) with both
+Columns: the compiled engine (:mod:`core.dynamics.compiled`, the default) with both
 solvers, the numpy engine (``compiled=False``, composite solve) for the
 before/after ratio in one run, and — when Pinocchio is installed (``pip
 install -e ".[bench]"``) — its ``aba`` and ``crba`` on a rigid chain of as many
@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path.cwd()))  # the checkout to measure (see docstring)
 
 from amm import AssumedModesModel
 from core import ChainModel, Link
-from core.model import SOLVERS
-from core.presets import lumped_two_link, space_arm_3link
-from core.rigid import rigid_equivalent
+from core.arm.presets import lumped_two_link, space_arm_3link
+from core.arm.rigid import rigid_equivalent
+from core.dynamics.model import SOLVERS
 from studies.kinds import timing
 
 #: Chain lengths (links) of the planar flexible chains.

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import shapes
 from amm import AssumedModesModel
 from core import Arm, ChainModel, Link, Payload
-from core.derivatives import COMPLEX_STEP
-from core.presets import lumped_two_link
+from core.arm.presets import lumped_two_link
+from core.numerics.derivatives import COMPLEX_STEP
 from tests.strategies import amm_models, states
 from tests.test_engine_energy import energy, two_link_flexible_arm
 from tests.test_engine_reference import textbook_two_link

@@ -19,7 +19,7 @@ import numpy as np
 import fem
 import shapes
 from amm import AssumedModesModel
-from core.presets import lumped_two_link, space_arm_3link
+from core.arm.presets import lumped_two_link, space_arm_3link
 
 
 def convergence() -> None:

@@ -6,14 +6,14 @@ Run with one BLAS thread (multithreaded OpenBLAS on 2-core machines is 5–80×
 slower and erratic on small matrices); the script warns if it is not set.
 
 1. ``FiniteElementModel(arm, elements=E)``: its build, ``natural_frequencies(q, count=10)``
-   (10 lowest, joints locked: the structured path of :mod:`core.structured`) and the dense
+   (10 lowest, joints locked: the structured path of :mod:`core.dynamics.structured`) and the dense
    path while it is cheap, for E = 8 … per link, on the one-link arm (``one_flexible_link``,
    error of ω₁ against the exact clamped-mass root) and the lumped two-link arm without
    gravity at θ = (45°, −45°): wall time (best of repeats), peak Python memory of build and
    solve (tracemalloc, which sees NumPy's buffers), fitted exponents in E.
 2. ``forward_dynamics`` of the same models at a deflected, moving state (a smooth static-like
    deflection w = c s², rates 3× it, random joint rates, τ ≠ 0): ``solver="structured"``
-   (:mod:`core.structured`: block elimination on M = BD + W C Wᵀ, h + G from the reduced
+   (:mod:`core.dynamics.structured`: block elimination on M = BD + W C Wᵀ, h + G from the reduced
    chain, banded K and D) for every E, its first call (which builds the cached banded
    factors) and a second one, with the peak Python memory of the two; beside it the dense
    ``"composite"`` solver (first call: it builds K, D, the bodies' m × m blocks and the
@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fem
 import shapes
-from core.presets import lumped_two_link, one_flexible_link
+from core.arm.presets import lumped_two_link, one_flexible_link
 from fem import FiniteElementModel
 from fem.assembly import assemble
 from studies.references import exact_locked_frequencies
@@ -114,7 +114,7 @@ def exponent(sizes: list[int], times: list[float]) -> float:
 
 
 def model_series(name: str, arm, q_joints, counts: list[int], budget: float) -> None:
-    """Build, the 10 lowest frequencies by the structured path (``count=10``: core.structured)
+    """Build, the 10 lowest frequencies by the structured path (``count=10``: core.dynamics.structured)
     and by the dense one (while it stays cheap), per mesh."""
     exact = exact_locked_frequencies(arm, 1)
     print(f"\n### {name}\n")

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from amm import AssumedModesModel
 from core import PD, CartesianCircle, ChainModel, Cycloidal, FeedForward, rigid_equivalent, simulate
-from core.presets import lumped_two_link, space_arm_3link
+from core.arm.presets import lumped_two_link, space_arm_3link
 from fem import FiniteElementModel
 
 METHODS = ("Radau", "BDF", "LSODA", "DOP853", "RK45")

@@ -3,7 +3,7 @@
     python benchmarks/spin_up.py [--rtol 1e-6] [--exudyn-python /tmp/exu/bin/python]
 
 A cantilever beam (L = 10 m, EI = 1.4e4 N·m², ρA = 1.2 kg/m, no gravity, no
-damping) whose hub angle is prescribed (:class:`core.trajectories.SpinUp`,
+damping) whose hub angle is prescribed (:class:`core.analysis.trajectories.SpinUp`,
 Ω = 6 rad/s, T = 15 s; ``simulate(..., prescribed=True)``), 0…20 s. For AMM
 (clamped-free, 2/4/8 modes) and FEM (4/8/16 elements), with and without geometric
 stiffening: the wall time of the integration and of the whole ``simulate`` call,
@@ -53,7 +53,7 @@ REPORT_TIMES = (5.0, 10.0, 15.0)
 
 
 def hub_angle(t: float) -> float:
-    """θ(t) of the spin-up (the same formula as core.trajectories.SpinUp, written out so the
+    """θ(t) of the spin-up (the same formula as core.analysis.trajectories.SpinUp, written out so the
     Exudyn side needs no flexlink)."""
     if t < T:
         return OMEGA / T * (t * t / 2 + (T / (2 * math.pi)) ** 2 * (math.cos(2 * math.pi * t / T) - 1))
@@ -80,8 +80,8 @@ def summary(times: np.ndarray, tip: np.ndarray) -> dict:
 
 def flexlink_run(model, rtol: float, limit: float | None) -> tuple[dict, np.ndarray]:
     """One prescribed spin-up of ``model``: (cost and tip values, tip history on the grid)."""
-    from core.simulation import simulate
-    from core.trajectories import SpinUp
+    from core.analysis.simulation import simulate
+    from core.analysis.trajectories import SpinUp
 
     start = time.perf_counter()
     frame = simulate(

@@ -5,7 +5,7 @@
 Rows:
 
 * ``flexible``: planar arms of N clamped-free links, 2 modes per link, no gravity;
-* ``lumped``: seed 003's N-link arm (the links of ``core.presets.lumped_two_link``
+* ``lumped``: seed 003's N-link arm (the links of ``core.arm.presets.lumped_two_link``
   repeated, a 2.94 kg motor hub at every joint after the first, 0.343 kg payload,
   gravity), 2 modes per link;
 
@@ -148,11 +148,11 @@ def main() -> None:
 
 
 def space_arm(budget: float) -> None:
-    """The space arm (``core.presets.space_arm_3link``: 3 flexible links bending in and out of
+    """The space arm (``core.arm.presets.space_arm_3link``: 3 flexible links bending in and out of
     plane, 2 clamped-free modes per plane, 15 coordinates): generation, numba compilation and
     evaluation of the compiled forward dynamics against the engine's fastest path, one run."""
     from amm import AssumedModesModel
-    from core.presets import space_arm_3link
+    from core.arm.presets import space_arm_3link
 
     arm = space_arm_3link()
     eom = derive(arm, shape="clamped-free", modes=2)

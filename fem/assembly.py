@@ -17,14 +17,14 @@ from typing import Literal
 import numpy as np
 import scipy.sparse
 
-from core.basis import FRAMES, BeamBasis
+from core.dynamics.basis import FRAMES, BeamBasis
 from fem.deformation import RelativeCoordinates
 from fem.element import element_matrices, hermite
 
 
 def constrained_dofs(elements: int, bc: str) -> list[int]:
     """Indices of the global degrees of freedom removed by the boundary conditions
-    of frame ``bc`` (one of :data:`core.basis.FRAMES`)."""
+    of frame ``bc`` (one of :data:`core.dynamics.basis.FRAMES`)."""
     if bc == "clamped":
         return [0, 1]
     if bc == "pinned":
@@ -82,7 +82,7 @@ def interpolation(nodes: np.ndarray, s: np.ndarray, derivative: int = 0, *, spar
 def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBasis:
     """Engine basis data of a meshed beam with the boundary conditions of a frame choice.
 
-    Structured (see the representation contract of :class:`~core.basis.BeamBasis`):
+    Structured (see the representation contract of :class:`~core.dynamics.basis.BeamBasis`):
     ``mass``, ``stiffness`` and ``deformation_stiffness`` are sparse (CSR, banded:
     bandwidth 3 and 1), ``deformations`` an O(E) ``LinearOperator``; building it is O(E)
     time and memory, with no dense (2E)² array and no per-element Python loop.

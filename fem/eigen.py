@@ -35,8 +35,8 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 import shapes
-from core import validation as check
-from core.structured import lanczos_start
+from core.dynamics.structured import lanczos_start
+from core.numerics import validation as check
 from fem.assembly import assemble
 from fem.deformation import RelativeCoordinates
 from fem.mesh import graded_mesh, uniform_mesh

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.quadrature import composite_gauss
+from core.numerics.quadrature import composite_gauss
 
 #: Gauss points per element: exact for polynomials up to degree 2·4 − 1 = 7.
 GAUSS_POINTS = 4

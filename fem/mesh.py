@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core import validation as check
+from core.numerics import validation as check
 
 
 def uniform_mesh(length: float, elements: int) -> np.ndarray:

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.arm import Arm
-from core.basis import FRAMES, TranslatingBasis
-from core.engine import ChainModel
+from core.dynamics.basis import FRAMES, TranslatingBasis
+from core.dynamics.engine import ChainModel
 from fem.assembly import element_basis
 from fem.mesh import graded_mesh, uniform_mesh
 
@@ -28,7 +28,7 @@ class FiniteElementModel(ChainModel):
     default_elements : int
         Elements for links not named in an ``elements`` mapping.
     **engine_options
-        Passed to :class:`~core.engine.ChainModel`.
+        Passed to :class:`~core.dynamics.engine.ChainModel`.
 
     Lumped masses and payloads need no node where they sit: the engine
     evaluates the element interpolation there, which is exact for a point load.

@@ -44,8 +44,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from core import validation as check
-from core.quadrature import gauss_rule
+from core.numerics import validation as check
+from core.numerics.quadrature import gauss_rule
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class ShapeFamily(ABC):
     #: Registry name, e.g. ``"clamped-free"``.
     name: ClassVar[str]
     #: The link frame the boundary conditions imply (SPEC §5), one of
-    #: ``core.basis.FRAMES``: ``"clamped"`` (w = w' = 0 at the joint, frame
+    #: ``core.dynamics.basis.FRAMES``: ``"clamped"`` (w = w' = 0 at the joint, frame
     #: tangent to the beam) or ``"pinned"`` (w = 0 at both ends, chord frame).
     #: The FEM frame that reproduces a family is this value.
     frame: ClassVar[str]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import validation as check
+from core.numerics import validation as check
 from shapes.base import check_modes
 from shapes.clamped import ClampedMass
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots

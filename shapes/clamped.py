@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core import validation as check
+from core.numerics import validation as check
 from shapes.base import ShapeFamily
 from shapes.clamped_roots import clamped_free_roots, clamped_mass_roots
 

@@ -98,13 +98,13 @@ with the root continuation at a new length), 4 modes ≈ 0.85 ms (1.1 ms):
 ≈ 4.2 million instructions for 2 modes, almost all numpy call overhead on
 small arrays (the contour, modes and quadrature points are vectorized).
 
-Quadrature: composite Gauss–Legendre (:func:`core.quadrature.composite_gauss`),
+Quadrature: composite Gauss–Legendre (:func:`core.numerics.quadrature.composite_gauss`),
 panels from the largest β as in :func:`amm.model.translating_basis` but
 fewer: :data:`QUADRATURE_POINTS` = 12 points on each of ⌈(β_max + 1/2)/π⌉ +
 :data:`EXTRA_PANELS` equal panels (the 1/2 covers Re β on the contour): exact
 to round-off (≤ 1e-14 of the largest entry) for products of up to 30 of the
 shapes, their η-derivatives and weights 1, η, η² (tested against four times the
-panels of :func:`core.quadrature.gauss_rule` with 16 points each; 10 points
+panels of :func:`core.numerics.quadrature.gauss_rule` with 16 points each; 10 points
 per panel still are).
 """
 
@@ -118,8 +118,8 @@ from typing import Any
 
 import numpy as np
 
-from core import validation as check
-from core.quadrature import panel_rule
+from core.numerics import validation as check
+from core.numerics.quadrature import panel_rule
 from shapes.base import check_eta
 from shapes.clamped import clamped_coefficients, clamped_evaluate
 from shapes.clamped_roots import clamped_mass_count, clamped_mass_partials, clamped_mass_roots

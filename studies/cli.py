@@ -135,7 +135,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "schema":
         return _schema(args.kind)
     if args.command == "presets":
-        from core.presets import PRESETS
+        from core.arm.presets import PRESETS
 
         for name, factory in PRESETS.items():
             print(f"{name:22s} {(factory.__doc__ or '').strip().splitlines()[0]}")

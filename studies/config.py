@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from core.arm import Arm, Joint, Link, Payload
-from core.presets import PRESETS
+from core.arm.presets import PRESETS
 from shapes import FAMILIES
 from studies.discretizations import BACKENDS, Case, discretizations
 from studies.errors import ConfigError
@@ -83,7 +83,7 @@ def _vector3(value: list[float]) -> list[float]:
 class ArmSection(_Section):
     preset: str | None = Field(
         None,
-        description="A reference arm of core.presets.PRESETS; give either preset or [[arm.links]], "
+        description="A reference arm of core.arm.presets.PRESETS; give either preset or [[arm.links]], "
         "not both (a preset takes no joints or payload).",
     )
     links: list[dict[str, Any]] | None = Field(

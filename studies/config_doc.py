@@ -34,10 +34,10 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 import shapes
+from core.analysis.controllers import CONTROLLERS
+from core.analysis.trajectories import TRAJECTORIES
 from core.arm import Arm, Joint, Link, Payload
-from core.controllers import CONTROLLERS
-from core.presets import PRESETS
-from core.trajectories import TRAJECTORIES
+from core.arm.presets import PRESETS
 from shapes import translating_families
 from studies.cli import EXAMPLES_PACKAGE, examples
 from studies.config import StudyConfig, expand_cases
@@ -97,6 +97,17 @@ class Key:
     default: str
     example: str
     description: str
+
+
+def _public_path(cls: type) -> str:
+    """The shortest import path that exports ``cls`` (``core.arm.Link``, not the module that
+    defines it)."""
+    parts = cls.__module__.split(".")
+    for n in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:n]))
+        if module is not None and getattr(module, cls.__name__, None) is cls and n > 1:
+            return f"{'.'.join(parts[:n])}.{cls.__name__}"
+    return f"{cls.__module__}.{cls.__name__}"
 
 
 def shipped_examples() -> list[Example]:
@@ -471,7 +482,7 @@ def arm_section(found: list[Example]) -> list[str]:
     lines.append("")
     for name, cls, array in _arm_tables():
         header = _header(name, array)
-        lines += [f"### {header}", "", f"The fields of `{cls.__module__}.{cls.__name__}`.", ""]
+        lines += [f"### {header}", "", f"The fields of `{_public_path(cls)}`.", ""]
         lines += [*table(dataclass_keys(cls, found, name)), ""]
     return lines
 
@@ -601,7 +612,7 @@ def controller_section(found: list[Example]) -> list[str]:
         f"## {CONTROLLER_HEADING}",
         "",
         "Of the `simulation` kind: an inline table whose `kind` names a controller of "
-        "`core.controllers.CONTROLLERS` (or `none`).",
+        "`core.analysis.controllers.CONTROLLERS` (or `none`).",
         "",
         *table(model_keys(model, with_controller, ("analysis", "controller"))),
         "",
@@ -619,7 +630,7 @@ def trajectory_section(found: list[Example]) -> list[str]:
         f"## {TRAJECTORY_HEADING}",
         "",
         "Of the `simulation` kind: an inline table whose `kind` names a trajectory of "
-        "`core.trajectories.TRAJECTORIES`; its other keys are the keyword parameters of that "
+        "`core.analysis.trajectories.TRAJECTORIES`; its other keys are the keyword parameters of that "
         "trajectory's `from_config`.",
         "",
     ]

@@ -35,7 +35,7 @@ from studies.text import counted
 if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
     import pandas as pd
 
-    from core.model import Model
+    from core.dynamics.model import Model
 
 #: The columns that identify a case's discretization in every result table.
 SWEEP_COLUMNS = ("backend", "shape", "modes", "elements")

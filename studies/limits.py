@@ -32,7 +32,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, NonNegativeFloat, PositiveFloat
 from pydantic_core import core_schema
 
-from core.arm import ANGLE_MAX, LENGTH_RANGE
+from core.arm.bounds import ANGLE_MAX, LENGTH_RANGE
 from studies.errors import ConfigError
 
 #: No array of a study holds more values (checked on the raw TOML, before the schema).

@@ -1,7 +1,7 @@
 """Progress inside a running case: a status line beside the count of finished cases.
 
 A case reports what it has reached (``report("t = 4.2 of 10 s")``, e.g. from
-:func:`core.simulation.simulate`'s ``progress`` callback) while it runs in any
+:func:`core.analysis.simulation.simulate`'s ``progress`` callback) while it runs in any
 executor; the text goes to ``cases/NNNN.progress`` in the study folder (written
 atomically, at most every :data:`INTERVAL` seconds, removed when the case ends).
 The parent's :class:`StatusLine` polls those files and shows them on the case

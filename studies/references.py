@@ -6,7 +6,7 @@ import numpy as np
 
 import shapes
 from core.arm import Arm
-from core.rotations import PRISMATIC_BEAM
+from core.numerics.rotations import PRISMATIC_BEAM
 
 
 def exact_locked_frequencies(arm: Arm, n: int, joints=None) -> tuple[np.ndarray, str] | None:

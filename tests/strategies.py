@@ -142,7 +142,7 @@ def arms(draw, max_links: int = 4, spatial: bool | None = None):
 
 def tilts(arm, number: int) -> bool:
     """Link ``number`` is flexible, on a revolute joint and bends in two planes: a pinned
-    (chord) frame there turns with the out-of-plane root slope (core.kinematics)."""
+    (chord) frame there turns with the out-of-plane root slope (core.dynamics.kinematics)."""
     link, joint = arm.links[number - 1], arm.joints[number - 1]
     return link.is_flexible and link.EI_out is not None and not arm.is_planar and joint.kind == "revolute"
 

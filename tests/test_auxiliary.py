@@ -19,8 +19,8 @@ import pytest
 
 from amm import AssumedModesModel
 from core import PD, Decoupling, ParabolicBlend, energy_drift, simulate
-from core.model import Model
-from core.presets import one_flexible_link
+from core.arm.presets import one_flexible_link
+from core.dynamics.model import Model
 
 #: Joint spring [N m/rad]: ω ≈ √(k / I) ≈ 1.4 rad/s with the 17.5 kg payload at 1.19 m.
 SPRING = 50.0

@@ -1,8 +1,8 @@
-"""The compiled recursions (core.compiled) against the numpy engine (``compiled=False``).
+"""The compiled recursions (core.dynamics.compiled) against the numpy engine (``compiled=False``).
 
 The two are independent implementations: the numpy engine builds M = Σ Jᵀ M_b J
 from base-frame Jacobians and h body by body from a complex kinematics pass
-(core.newton_euler, itself checked against the Christoffel symbols of the
+(core.dynamics.newton_euler, itself checked against the Christoffel symbols of the
 complex-step ∂M/∂q in test_recursive.py); the compiled one runs the
 composite-body, Newton–Euler and articulated-body recursions on link-frame
 twists. Hypothesis draws every feature of the strategies (hubs, motors, lumped
@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from amm import AssumedModesModel
-from core import presets
+from core.arm import presets
 from tests.strategies import models, states
 
 BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
@@ -130,7 +130,7 @@ def test_compiled_flag_is_checked():
 @given(data=st.data())
 def test_one_call_simulation_rates_equal_the_numpy_engine(backend, data):
     """The right-hand side a simulation integrates, fused into one compiled call
-    (``core.compiled.rates``: Coulomb friction, B(τ + τ_c) − Dq̇ − Kq, q̈ by either solver,
+    (``core.dynamics.compiled.rates``: Coulomb friction, B(τ + τ_c) − Dq̇ − Kq, q̈ by either solver,
     the input power q̇ᵀBτ and the dissipation q̇ᵀDq̇ − uᵀτ_c), equals the numpy engine's
     generic ``Model.rates_function``: q̇ exactly, q̈ to 1e-10 of the accelerations the
     separate terms produce (the bound of the forward-dynamics test above), the powers to

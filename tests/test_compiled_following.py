@@ -1,4 +1,4 @@
-"""Translating links whose shapes follow the free length: the compiled kernels (core.compiled)
+"""Translating links whose shapes follow the free length: the compiled kernels (core.dynamics.compiled)
 against the numpy engine (``compiled=False``).
 
 The compiled kernels read every unit integral and tip map row of a length-following link as
@@ -26,8 +26,7 @@ import numpy as np
 import pytest
 
 from amm import AssumedModesModel
-from core import presets
-from core.arm import Arm, Joint, Link, Payload
+from core.arm import Arm, Joint, Link, Payload, presets
 
 STATES = 20
 INERTIA = [[2e-4, 0.0, 0.0], [0.0, 5e-4, 0.0], [0.0, 0.0, 8e-4]]  # kg m², anisotropic
@@ -221,7 +220,7 @@ def test_gravity_correction_is_the_weight_of_the_deflected_exit():
 def test_frozen_shapes_keep_constant_rows():
     """With frozen shapes (``tracker="frozen"``) no row follows the length: the derivative
     parts of the buffer are zero and the chain never asks for Taylor rows."""
-    from core import compiled
+    from core.dynamics import compiled
 
     model = AssumedModesModel(rrp(), shape="clamped-mass", modes=2)
     chain = model.compiled

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from core.derivatives import central_difference_jacobian, complex_step_jacobian
-from core.quadrature import composite_gauss
+from core.numerics.derivatives import central_difference_jacobian, complex_step_jacobian
+from core.numerics.quadrature import composite_gauss
 
 
 def f(x):

@@ -108,8 +108,8 @@ def rebuild_without_gravity(model):
 def test_kinetic_gradient_of_a_flexible_body_equals_the_complex_step(backend, data):
     """FlexibleBody.kinetic_gradient (analytic, O(m²), used for large bodies) against the
     complex step of T = ½ νᵀ M_b(δ) ν over δ (measured agreement ~1e-16 relative)."""
-    from core.derivatives import complex_step_jacobian
-    from core.flexible_body import FlexibleBody
+    from core.dynamics.flexible_body import FlexibleBody
+    from core.numerics.derivatives import complex_step_jacobian
 
     model = data.draw(models(backend, max_links=3))
     q, qd = data.draw(states(model))
@@ -134,7 +134,7 @@ def test_bias_forces_of_tiny_rates_scale_quadratically():
     (the complex step runs along q̇/max|q̇|; along q̇ itself the products underflowed,
     found by a random hypothesis run)."""
     from amm import AssumedModesModel
-    from core.presets import lumped_two_link
+    from core.arm.presets import lumped_two_link
 
     model = AssumedModesModel(lumped_two_link(), shape="pinned-pinned", modes=2)
     q = model.home()

@@ -11,7 +11,7 @@ import sympy as sp
 import shapes
 from amm import AssumedModesModel
 from core import Arm, ChainModel, Damping, Joint, Link, LumpedMass, Payload, distal_load
-from core.presets import lumped_two_link
+from core.arm.presets import lumped_two_link
 from fem import FiniteElementModel
 
 RNG = np.random.default_rng(20261122)
@@ -364,9 +364,9 @@ def test_clamped_free_zero_dynamics_of_seed_000_example_4_2():
     the zero dynamics are ±j76.98 and ±j1.0914 rad/s. Ours: ±j76.9535 and ±j1.09144 (0.034 % and
     0.004 %; the paper prints four digits of a Mathematica model with the same shapes), real parts
     ≤ 2e-15. Tolerances 0.1 % and 1e-12 of the largest zero. This pins the tip mass: the paper's
-    "0.1 lbm" gives ±j13.4, ±j91.5; its numbers need 0.1 lbf·s²/in (see core.presets)."""
-    from core.analysis import zero_dynamics
-    from core.presets import one_flexible_link
+    "0.1 lbm" gives ±j13.4, ±j91.5; its numbers need 0.1 lbf·s²/in (see core.arm.presets)."""
+    from core.analysis.linear import zero_dynamics
+    from core.arm.presets import one_flexible_link
 
     model = AssumedModesModel(one_flexible_link(), shape="clamped-free", modes=2)
     zeros = zero_dynamics(model, model.home())

@@ -15,7 +15,7 @@ import fem
 import shapes
 from amm import AssumedModesModel
 from core import Arm, Link, LumpedMass, Payload
-from core.presets import lumped_two_link, space_arm_3link
+from core.arm.presets import lumped_two_link, space_arm_3link
 from fem.assembly import assemble, element_basis
 from fem.deformation import RelativeCoordinates
 
@@ -235,7 +235,7 @@ def test_engine_frequencies_of_fine_meshes_fall_at_rate_four_to_round_off():
     (measured on an AMD EPYC: mode 3 6.3e-13 with one thread, 2.7e-12 with two)."""
     from threadpoolctl import threadpool_limits
 
-    from core.presets import one_flexible_link
+    from core.arm.presets import one_flexible_link
     from studies.references import exact_locked_frequencies
 
     arm = one_flexible_link()
@@ -262,7 +262,7 @@ def test_lowest_first_joins_both_pencils_when_the_spectrum_is_wider_than_one_ove
     pencil's μ for the top modes underflow its round-off, so the top comes from the direct
     pencil; every eigenvalue exact to 1e-15 relative, ascending, each with its own unit vector.
     (A dense rotated K would not do: forming it rounds away the small eigenvalues themselves.)"""
-    from core.model import _lowest_first
+    from core.dynamics.model import _lowest_first
 
     order = np.random.default_rng(4).permutation(19)
     exact = 10.0 ** np.arange(19)

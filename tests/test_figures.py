@@ -19,8 +19,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
 
 import studies.plots
-from core.modes import FIELD_POINTS
-from core.presets import one_flexible_link
+from core.analysis.modes import FIELD_POINTS
+from core.arm.presets import one_flexible_link
 from studies.config import load_config
 from studies.runner import run_study
 

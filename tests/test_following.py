@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import shapes
-from core.quadrature import composite_gauss
+from core.numerics.quadrature import composite_gauss
 from shapes.clamped import _gram, clamped_coefficients, clamped_evaluate
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
 from shapes.following import MAX_ORDER, LengthFollowing, quadrature_rule

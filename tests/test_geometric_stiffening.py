@@ -1,7 +1,7 @@
 """Geometric stiffening (SPEC §4, issue 17): the axial foreshortening of the beams.
 
-References and tolerances are stated per test. The model: core/flexible_body.py (module
-docstring), the tip's axial motion in core/kinematics.py (``TipMap.foreshortening``).
+References and tolerances are stated per test. The model: core/dynamics/flexible_body.py (module
+docstring), the tip's axial motion in core/dynamics/kinematics.py (``TipMap.foreshortening``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
 from amm import AssumedModesModel
-from core import Arm, Joint, Link, LumpedMass, Payload, presets
-from core.basis import BeamBasis
-from core.engine import ChainModel
-from core.flexible_body import FlexibleBody
+from core import Arm, Joint, Link, LumpedMass, Payload
+from core.arm import presets
+from core.dynamics.basis import BeamBasis
+from core.dynamics.engine import ChainModel
+from core.dynamics.flexible_body import FlexibleBody
 from fem import FiniteElementModel
 from tests.strategies import mass_rate_by_differences, models, states
 
@@ -32,7 +33,7 @@ ENGINES = pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "n
 
 def stiffened(model, compiled: bool | None = None):
     """The same discretization of the same arm with geometric stiffening, on the default
-    engine (the compiled kernels of core.compiled), or ``compiled=True``/``False`` asked for."""
+    engine (the compiled kernels of core.dynamics.compiled), or ``compiled=True``/``False`` asked for."""
     return model.replace(geometric_stiffening=True, compiled=compiled)
 
 
@@ -97,7 +98,7 @@ def test_body_inertia_matches_a_direct_derivation():
         tip_value=np.array([float(p.subs(s, L)) for p in phis]),
         tip_slope=np.array([float(sp.diff(p, s).subs(s, L)) for p in phis]),
         root_slope=np.zeros(2),
-        evaluate=evaluate,  # no slope_gram: the quadrature fallback of core.basis.slope_products
+        evaluate=evaluate,  # no slope_gram: the quadrature fallback of core.dynamics.basis.slope_products
     )
     link = Link.flexible(
         float(L), float(rho), 1.0, EI_out=1.0, lumped_masses=[LumpedMass(float(sk), float(mk))]
@@ -347,7 +348,7 @@ def test_structure_with_stiffening(backend, compiled, data):
     ∂V/∂q = elastic + gravity forces (central differences, 1e-7 as test_engine_energy);
     forward then inverse dynamics returns τ (1e-8); the recursive solver agrees with the
     composite one (1e-8); the analytic ∂T/∂δ of a body agrees with the complex step (1e-13)."""
-    from core.derivatives import complex_step_jacobian
+    from core.numerics.derivatives import complex_step_jacobian
 
     drawn = data.draw(models(backend, max_links=3))
     assume(not drawn.arm.translating_links)
@@ -443,7 +444,7 @@ def test_off_by_default_and_the_switch():
 #: tolerances below (a kernel missing one of them fails: checked by removing each in turn).
 KERNEL_SCALES = (1e-3, 1e-2, 0.05)
 #: Sizes for the solves: the truncated M stays positive definite (drawn arms with tiny hub
-#: inertias lose it at 5e-3 already, see the module docstring of core.flexible_body).
+#: inertias lose it at 5e-3 already, see the module docstring of core.dynamics.flexible_body).
 SOLVE_SCALES = (1e-4, 1e-3)
 
 
@@ -526,7 +527,7 @@ def solve_errors(model, twin, q, qd, tau) -> dict[str, float]:
 @settings(max_examples=40, deadline=None)
 def test_compiled_mass_bias_and_gravity_equal_the_numpy_engine(backend, data):
     """With stiffening, M, h, G and M q̈ + h + G of the compiled kernels equal the numpy
-    engine (core.flexible_body, core.kinematics: an independent implementation) on drawn
+    engine (core.dynamics.flexible_body, core.dynamics.kinematics: an independent implementation) on drawn
     arms, each to 1e-12 of its scale (:func:`kernel_errors`; the tolerance of
     tests/test_compiled.py; measured worst over 1000 random draws per backend: M 9.5e-16,
     h 7.2e-15, G 1.4e-15, M q̈ + h + G 8.1e-15)."""
@@ -606,7 +607,7 @@ def test_compiled_stiffening_terms_are_exercised():
     rates to 1e-10, as the drawn tests), while stiffening itself changes each of M, h, G
     and q̈ by more than 1e-6 of its scale at these deflections (5e-3 m per coordinate):
     the comparison sees every term. (Removing any one of the ten stiffening terms of
-    core.compiled in turn fails this test by 2.5e-5 to 2.6e-3 of the scale.)"""
+    core.dynamics.compiled in turn fails this test by 2.5e-5 to 2.6e-3 of the scale.)"""
     arm = Arm.from_dh(
         [Joint(a=0.6, alpha=np.pi / 2, hub_inertia=0.02), Joint(a=0.8, hub_mass=0.3, hub_inertia=0.01)],
         [

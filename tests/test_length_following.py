@@ -23,8 +23,8 @@ import pytest
 import shapes
 from amm import AssumedModesModel
 from core import simulate
-from core.loads import distal_load
-from core.presets import rrp_translating
+from core.arm.loads import distal_load
+from core.arm.presets import rrp_translating
 
 ARM = rrp_translating()
 BEAM = ARM.links[2]

@@ -9,7 +9,7 @@ import pytest
 
 from amm import AssumedModesModel
 from core import ChainModel, Payload
-from core.presets import lumped_two_link, rigid_two_link
+from core.arm.presets import lumped_two_link, rigid_two_link
 from fem import FiniteElementModel
 
 BUILDERS = {

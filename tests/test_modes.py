@@ -1,4 +1,4 @@
-"""Mode shapes as fields, MAC, pairing and tracking (core.modes)."""
+"""Mode shapes as fields, MAC, pairing and tracking (core.analysis.modes)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 
 from amm import AssumedModesModel
 from core import Arm, Link, Payload
-from core.modes import ModeFields, mac, mode_fields, pair_modes, track_modes
-from core.presets import lumped_two_link
+from core.analysis.modes import ModeFields, mac, mode_fields, pair_modes, track_modes
+from core.arm.presets import lumped_two_link
 from fem import FiniteElementModel
 
 
@@ -79,13 +79,13 @@ def test_a_crossing_is_tracked_where_frequency_order_swaps():
 
 
 def test_grid_positions_are_point_position_in_one_batch():
-    """Model.point_positions over a batch of configurations and points (what core.modes
+    """Model.point_positions over a batch of configurations and points (what core.analysis.modes
     differentiates) equals point_position one configuration and one point at a time (itself
     checked against the engine's inertia integrals by the kinetic-energy tests), for both
     backends on every preset with a flexible link (planar, spatial, translating), at perturbed
     joint and flexible coordinates; tolerance 1e-13 m (round-off of the einsum order)."""
-    from core.modes import grid, grid_positions
-    from core.presets import PRESETS
+    from core.analysis.modes import grid, grid_positions
+    from core.arm.presets import PRESETS
 
     rng = np.random.default_rng(3)
     for name, make in PRESETS.items():
@@ -137,7 +137,7 @@ def test_two_uncoupled_beams_are_tracked_through_their_crossings():
     branch: each tracked mode's frequency is its own beam's at every step (to 1e-12,
     measured 2.3e-15; at L_B = 1 m, B1 and A1 coincide), and tracking_mac stays 1 (measured 1 − 9e-16: each beam's shapes, scaled
     with its length, sampled at the same relative points)."""
-    from core.modes import tracking_mac
+    from core.analysis.modes import tracking_mac
 
     EI, rho, count = 15.0, 0.8, 3
     beam_a = mode_fields(

@@ -2,7 +2,7 @@
 
 A pinned frame runs along the chord from root to tip. Out of the joint's plane there is no
 joint to turn it, so the beam frame leaves that plane by the out-of-plane root slope,
-ρ = (0, w_z'(0), 0) (:mod:`core.kinematics`), while the hub turns with the in-plane root
+ρ = (0, w_z'(0), 0) (:mod:`core.dynamics.kinematics`), while the hub turns with the in-plane root
 slope about the joint axis only. References:
 
 * the beam's kinetic energy integrated directly from point velocities
@@ -17,8 +17,8 @@ slope about the joint axis only. References:
 * energy conservation and Ṁ − 2C skew;
 * the two engines, independent implementations of the root rotation: the numpy engine turns
   the beam's Jacobian (``LinkFrames.Jw_body``), the compiled kernels turn the body inertia
-  and its forces into link axes (``core.compiled._tilted_body``) and the tip map
-  (``core.compiled._kinematics``). Both run every test here; they agree on fixed and on
+  and its forces into link axes (``core.dynamics.compiled._tilted_body``) and the tip map
+  (``core.dynamics.compiled._kinematics``). Both run every test here; they agree on fixed and on
   hypothesis-drawn arms.
 """
 
@@ -34,7 +34,7 @@ from scipy.integrate import solve_ivp
 
 from amm import AssumedModesModel
 from core.arm import Arm, Joint, Link, LumpedMass, Payload
-from core.presets import azimuth_elevation
+from core.arm.presets import azimuth_elevation
 from fem import FiniteElementModel
 from tests.strategies import beam_kinetic_energy, mass_rate_by_differences, models, states
 
@@ -300,7 +300,7 @@ def test_compiled_kernels_equal_the_numpy_engine(backend, stiffening):
         assert max(errors[name] for name in ("M", "h", "G")) <= 1e-12, errors
         assert max(value for name, value in errors.items() if name not in ("M", "h", "G")) <= 1e-10, errors
     # The compiled Jacobian: central differences of the compiled rates with steps
-    # h_j = ε^(1/3) max(|z_j|, 1), z = (x, τ) (core.compiled.rates_jacobian). The same differences
+    # h_j = ε^(1/3) max(|z_j|, 1), z = (x, τ) (core.dynamics.compiled.rates_jacobian). The same differences
     # of the numpy engine's rates differ from it by at most max|Δ|/h_j, Δ = the engines'
     # disagreement on q̈ (≤ 1e-10 of the acceleration scale, asserted above).
     n = model.n_dof

@@ -7,7 +7,7 @@ import pytest
 
 from amm import AssumedModesModel
 from core import PD, ParabolicBlend, simulate
-from core.presets import rigid_flexible_rigid
+from core.arm.presets import rigid_flexible_rigid
 from studies import progress, runner
 
 
@@ -67,7 +67,7 @@ def test_simulate_reports_the_time_reached():
 def test_a_case_reports_its_status_to_the_file_the_runner_polls(monkeypatch, tmp_path):
     """execute_case routes a case's reports to its status file while it runs and removes the
     file when the case ends, whether it succeeds or fails."""
-    from core.presets import one_flexible_link
+    from core.arm.presets import one_flexible_link
     from studies.config import expand_cases, parse_config
 
     path = tmp_path / "0001.progress"

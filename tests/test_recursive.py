@@ -1,4 +1,4 @@
-"""Dynamics without ∂M/∂q (core.newton_euler, core.recursive) and the recursive solver, against the Christoffel oracle."""
+"""Dynamics without ∂M/∂q (core.dynamics.newton_euler, core.dynamics.recursive) and the recursive solver, against the Christoffel oracle."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from amm import AssumedModesModel
-from core import presets
+from core.arm import presets
 from tests.strategies import models, states
 
 BACKENDS = pytest.mark.parametrize("backend", ["amm", "fem"])
@@ -96,7 +96,7 @@ def acceleration_scale(model, q, qd, tau) -> float:
 def test_recursive_solver_inverts_the_mass_matrix(backend, data):
     """The recursion solves M q̈ = Q for any Q (not only dynamics right-hand sides): the residual
     ‖M q̈ − Q‖ is round-off of ‖M‖‖q̈‖ (measured ≤ 3.4e-16 over 300 random arms, tolerance 1e-14)."""
-    from core.recursive import articulated_solve
+    from core.dynamics.recursive import articulated_solve
 
     model = data.draw(models(backend))
     q, _ = data.draw(states(model))
@@ -129,8 +129,8 @@ def test_generalized_forces_equal_the_christoffel_expression(backend, data):
 
 def test_recursive_solver_falls_back_with_a_warning_for_other_models():
     """A Model that is not a ChainModel gets the composite solve and a RecursiveNotSupported warning."""
-    from core.model import Model
-    from core.recursive import RecursiveNotSupported
+    from core.dynamics.model import Model
+    from core.dynamics.recursive import RecursiveNotSupported
 
     chain = AssumedModesModel(presets.lumped_two_link(), modes=2)
     delegated = [*Model.__abstractmethods__, "elastic_forces", "bias_forces"]

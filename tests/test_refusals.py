@@ -245,7 +245,7 @@ def test_the_arm_refuses_values_without_meaning_in_double_precision(build, messa
 
 
 def test_the_arm_bounds_admit_the_presets_and_wide_ranges():
-    from core.presets import PRESETS
+    from core.arm.presets import PRESETS
 
     for factory in PRESETS.values():
         factory()

@@ -5,12 +5,12 @@ end to end, with no other module touched.
 | variant kind   | the one module                      |
 |----------------|-------------------------------------|
 | shape family   | its own module in ``shapes/`` (a ``ShapeFamily`` subclass with ``name`` registers itself in ``FAMILIES``) |
-| frame          | ``core.basis`` (``FRAMES``)         |
+| frame          | ``core.dynamics.basis`` (``FRAMES``)         |
 | backend        | ``studies.discretizations`` (``BACKENDS``) |
-| controller     | ``core.controllers`` (``CONTROLLERS``) |
-| trajectory     | ``core.trajectories`` (``TRAJECTORIES``) |
+| controller     | ``core.analysis.controllers`` (``CONTROLLERS``) |
+| trajectory     | ``core.analysis.trajectories`` (``TRAJECTORIES``) |
 | study kind     | its own module in ``studies/kinds/`` (a ``StudyKind`` subclass with ``name`` registers itself in ``KINDS``) |
-| solver         | ``core.model`` (``SOLVERS``)        |
+| solver         | ``core.dynamics.model`` (``SOLVERS``)        |
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict
 import shapes
 from amm import AssumedModesModel
 from core import CONTROLLERS, SOLVERS, TRAJECTORIES
-from core.basis import FRAMES
-from core.presets import lumped_two_link
+from core.arm.presets import lumped_two_link
+from core.dynamics.basis import FRAMES
 from studies.config import parse_config
 from studies.discretizations import BACKENDS, Backend
 from studies.errors import ConfigError

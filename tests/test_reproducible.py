@@ -4,10 +4,10 @@ A resumed run, a fresh worker and a long serial run differ only in what their pr
 before the case: other cases, the kind's warm-up, or nothing. Two sources made rows depend
 on that history, each checked here:
 
-* the Lanczos eigen-solves (``eigsh``, :mod:`core.structured` and :mod:`fem.eigen`) started
+* the Lanczos eigen-solves (``eigsh``, :mod:`core.dynamics.structured` and :mod:`fem.eigen`) started
   from a vector SciPy draws from fresh entropy at every call: every run converged to other
   round-off (frequencies of fine meshes 1e-15 relative apart). They start from
-  :func:`core.structured.lanczos_start` now;
+  :func:`core.dynamics.structured.lanczos_start` now;
 * SciPy's own OpenBLAS, loaded on first use, i.e. inside the first case's
   ``threadpool_limits``, which only reach the libraries already loaded: that case ran
   SciPy's LAPACK with the default thread count and the later ones with ``blas_threads``
@@ -111,7 +111,7 @@ def _rows(config: str, order: list[int], blas_default: int = 2, **options) -> di
 
 def _fine_mesh():
     import fem
-    from core.presets import lumped_two_link
+    from core.arm.presets import lumped_two_link
 
     arm = dataclasses.replace(lumped_two_link(), gravity=(0.0, 0.0, 0.0))
     return fem.FiniteElementModel(arm, elements=40)  # 162 coordinates: the structured eigen-solve
@@ -143,7 +143,7 @@ def test_beam_frequencies_are_the_same_at_every_call():
 
 
 def test_lanczos_start_is_fixed():
-    from core.structured import lanczos_start
+    from core.dynamics.structured import lanczos_start
 
     first, second = lanczos_start(50), lanczos_start(50)
     assert first.tobytes() == second.tobytes()

@@ -29,7 +29,7 @@ from core import (
     simulate,
     zero_dynamics,
 )
-from core.presets import lumped_two_link, one_flexible_link, rigid_flexible_rigid, rigid_two_link
+from core.arm.presets import lumped_two_link, one_flexible_link, rigid_flexible_rigid, rigid_two_link
 from fem import FiniteElementModel
 
 
@@ -386,7 +386,7 @@ def test_compiled_jacobian_leaves_the_implicit_simulation_unchanged():
 def test_controller_jacobian_by_differences_equals_the_analytic_one():
     """Without ``state_jacobian`` the simulation differentiates the controller itself
     (central differences): for PD it equals the analytic (−K_p, −K_d) to 1e-9."""
-    from core.simulation import _controller_jacobian
+    from core.analysis.simulation import _controller_jacobian
 
     model = AssumedModesModel(lumped_two_link(), shape="clamped-mass", modes=1)
     pd_ = PD(kp=[125.0, 60.0], kd=[25.0, 9.0])

@@ -1,7 +1,7 @@
 """The spin-up benchmark (Kane, Ryan & Banerjee 1987) and prescribed joint motion.
 
 A cantilever beam (L = 10 m, EI = 1.4e4 N·m², ρA = 1.2 kg/m, no gravity, no
-damping) whose hub angle follows :class:`core.trajectories.SpinUp` (Ω = 6 rad/s,
+damping) whose hub angle follows :class:`core.analysis.trajectories.SpinUp` (Ω = 6 rad/s,
 T = 15 s), simulated with the joint prescribed (``simulate(..., prescribed=True)``).
 Tip deflection ``tip_w1`` in the rotating (link) frame.
 
@@ -40,10 +40,10 @@ import pandas as pd
 import pytest
 
 from amm import AssumedModesModel
+from core.analysis.simulation import SimulationError, prescribed_motion, simulate
+from core.analysis.trajectories import TRAJECTORIES, Cycloidal, SpinUp
 from core.arm import Arm, Link
-from core.presets import PRESETS
-from core.simulation import SimulationError, prescribed_motion, simulate
-from core.trajectories import TRAJECTORIES, Cycloidal, SpinUp
+from core.arm.presets import PRESETS
 from fem import FiniteElementModel
 from studies import cli
 

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import studies.plots
-from core.loads import distal_load
-from core.presets import rrp_translating
-from core.trajectories import ParabolicBlend
+from core.analysis.trajectories import ParabolicBlend
+from core.arm.loads import distal_load
+from core.arm.presets import rrp_translating
 from shapes.following import LengthFollowing
 from studies import cli
 from studies.config import build_arm, load_config

@@ -1,4 +1,4 @@
-"""The structured eigen-solve of :mod:`core.structured` (issue 14).
+"""The structured eigen-solve of :mod:`core.dynamics.structured` (issue 14).
 
 References
 ----------
@@ -25,9 +25,9 @@ from hypothesis.extra import numpy as hnp
 
 import fem
 from core import PD, Damping, ParabolicBlend, simulate
-from core.basis import dense
-from core.presets import lumped_two_link, one_flexible_link
-from core.structured import ChainStructure, NotStable, structured_dynamics
+from core.arm.presets import lumped_two_link, one_flexible_link
+from core.dynamics.basis import dense
+from core.dynamics.structured import ChainStructure, NotStable, structured_dynamics
 from fem import FiniteElementModel
 from fem.assembly import assemble, constrained_dofs, element_basis
 from fem.deformation import RelativeCoordinates
@@ -474,7 +474,7 @@ def test_structured_solver_refuses_what_it_cannot_handle():
     ValueError naming the feature — from forward_dynamics, rates_function and simulate
     alike (no silent fallback to a dense solver)."""
     from amm.symbolic import derive
-    from core.presets import rigid_two_link, rrp_translating
+    from core.arm.presets import rigid_two_link, rrp_translating
 
     translating = FiniteElementModel(rrp_translating(), elements=2)
     stiffening = FiniteElementModel(one_flexible_link(), elements=4, geometric_stiffening=True)

@@ -534,7 +534,7 @@ def test_command_line_mistakes_exit_2(tmp_path, capsys):
 
 def test_nan_in_a_state_names_the_coordinate():
     from amm import AssumedModesModel
-    from core.presets import lumped_two_link
+    from core.arm.presets import lumped_two_link
 
     model = AssumedModesModel(lumped_two_link(), modes=2)
     q = model.home()
@@ -675,7 +675,7 @@ def test_cases_run_with_the_configured_number_of_blas_threads(monkeypatch):
     (this machine has 2 cores, so OpenBLAS would otherwise use 2)."""
     from threadpoolctl import threadpool_info
 
-    from core.presets import one_flexible_link
+    from core.arm.presets import one_flexible_link
     from studies.config import expand_cases, parse_config
 
     seen = []

@@ -14,7 +14,8 @@ import sympy as sp
 from amm import AssumedModesModel
 from amm.symbolic import SymbolicModel, derive
 from core import Arm, Damping, Joint, Link, LumpedMass, Payload
-from core.presets import (
+from core.analysis.simulation import simulate
+from core.arm.presets import (
     azimuth_elevation,
     lumped_two_link,
     one_flexible_link,
@@ -23,7 +24,6 @@ from core.presets import (
     rrp_translating,
     space_arm_3link,
 )
-from core.simulation import simulate
 
 RNG = np.random.default_rng(20261123)
 
@@ -448,7 +448,7 @@ def test_rebuild_derives_the_same_discretization_of_another_arm():
 
     from amm.symbolic import derive
     from core import Payload
-    from core.presets import one_flexible_link
+    from core.arm.presets import one_flexible_link
 
     arm = one_flexible_link()
     heavier = dataclasses.replace(arm, payload=Payload(0.5))
@@ -461,7 +461,7 @@ def test_rebuild_derives_the_same_discretization_of_another_arm():
 
 
 # --------------------------------------------------------------------------- seed 000 (Lin & Lewis 1994)
-# Example 4.2 of seed 000: the one-flexible-link arm (core.presets.one_flexible_link, SPEC §9), its
+# Example 4.2 of seed 000: the one-flexible-link arm (core.arm.presets.one_flexible_link, SPEC §9), its
 # joint angle as the output. The paper prints 4 significant digits of its zeros; besides that rounding
 # (≤ 8.5e-5 relative) its model differs from ours by up to 3.4e-4 where no convention differs (the
 # clamped-free ±j76.98) and prints a first pinned eigenvalue 0.34 % off the closed form it must equal
@@ -473,10 +473,10 @@ SAME = 1e-10
 
 
 def _zeros(model, q=None) -> np.ndarray:
-    """core.analysis.zero_dynamics of a gravity-free arm. It adds ∂G/∂q, a complex step of
+    """core.analysis.linear.zero_dynamics of a gravity-free arm. It adds ∂G/∂q, a complex step of
     gravity_forces that SymbolicModel casts to real (numpy's ComplexWarning, see
     test_gravity_stiffness_of_the_generated_model_matches_the_engine): harmless here, where G ≡ 0."""
-    from core.analysis import zero_dynamics
+    from core.analysis.linear import zero_dynamics
 
     assert not np.any(model.arm.gravity)
     with warnings.catch_warnings():
@@ -499,7 +499,7 @@ def _blocks(model):
 
 def _zero_dynamics_with_coupling(model, coupling: float) -> np.ndarray:
     """Zeros of (M_ff − c·B_f M_rf) q̈_f + K_ff q_f = 0 (one joint, no damping or gravity): the
-    zero dynamics of core.analysis.zero_dynamics for c = 1; c scales the rigid–flexible coupling."""
+    zero dynamics of core.analysis.linear.zero_dynamics for c = 1; c scales the rigid–flexible coupling."""
     M, K, B = _blocks(model)
     r, f = model.joints, model.flex
     M_z = M[f, f] - coupling * B[f] @ M[r, f]
@@ -610,7 +610,7 @@ def test_seed_000_rigid_flexible_rigid_zero_dynamics_from_the_generated_equation
 
 # --------------------------------------------------------------------------- seed 003
 def test_seed_003_generated_two_link_lumped_mass_equations_agree_with_the_engine():
-    """Seed 003's two-link arm with lumped masses (core.presets.lumped_two_link: gravity, gear
+    """Seed 003's two-link arm with lumped masses (core.arm.presets.lumped_two_link: gravity, gear
     ratios, Coulomb and viscous friction), 2 clamped-free modes per link: the generated model agrees
     with the engine at the paper's start pose θ = (45°, −45°) and on random states, by the symbolic
     study's own comparison (studies.kinds.symbolic.agreement). ∂G/∂q is the known exception

@@ -20,9 +20,9 @@ from scipy.optimize import brentq
 
 from amm import AssumedModesModel
 from core import Arm, AssumptionWarning, Joint, Link, LumpedMass, Payload, simulate
-from core.engine import ChainModel
-from core.presets import rrp_translating
-from core.rigid import rigid_equivalent
+from core.arm.presets import rrp_translating
+from core.arm.rigid import rigid_equivalent
+from core.dynamics.engine import ChainModel
 from fem import FiniteElementModel
 from tests.strategies import beam_kinetic_energy, mass_rate_by_differences
 

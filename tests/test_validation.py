@@ -1,4 +1,4 @@
-"""core.validation: every check names where the value sits, the field and the value."""
+"""core.numerics.validation: every check names where the value sits, the field and the value."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pytest
 
 import fem
 import shapes
-from core import Link, validation
-from core.validation import InputError
+from core import Link
+from core.numerics import validation
+from core.numerics.validation import InputError
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PositiveInt, StrictInt
 
-from core.arm import MASS_RANGE, Arm, Payload
-from core.kinematics import check_free_length
-from core.modes import FIELD_POINTS, ModeFields, mac, mode_fields, pair_modes, track_modes, tracking_mac
+from core.analysis.modes import (
+    FIELD_POINTS,
+    ModeFields,
+    mac,
+    mode_fields,
+    pair_modes,
+    track_modes,
+    tracking_mac,
+)
+from core.arm import Arm, Payload
+from core.arm.bounds import MASS_RANGE
+from core.dynamics.kinematics import check_free_length
 from studies.discretizations import (
     SWEEP_COLUMNS,
     Case,
@@ -275,7 +284,7 @@ PLOTTED_MODES = 4
 
 @dataclass(frozen=True)
 class CaseModes:
-    """One case's lowest modes as fields on the common grid (:mod:`core.modes`).
+    """One case's lowest modes as fields on the common grid (:mod:`core.analysis.modes`).
 
     Attributes
     ----------
@@ -351,7 +360,7 @@ def agreement(
     """Each case's modes paired with the finest case's by MAC of their displacement fields.
 
     One row per case × reference mode: the paired mode (maximum total MAC,
-    :func:`core.modes.pair_modes`), its MAC, both frequencies, and ``flag``
+    :func:`core.analysis.modes.pair_modes`), its MAC, both frequencies, and ``flag``
     where MAC < :data:`MAC_FLAG` or the pairing differs from the frequency
     order. Rigid-body modes (ω = 0: free joints without gravity) are left out:
     any basis of their common space is as good as another, so their MAC says
@@ -474,7 +483,7 @@ def sweep_fields(
     At each point the model is built for that point's arm and configuration (as a
     study at that one configuration would: clamped-mass shapes take the distal load
     there) and the lowest ``n_frequencies`` + :data:`TRACKING_GUARD` modes become fields
-    in link axes (:func:`core.modes.mode_fields`), so that a joint turning along the sweep
+    in link axes (:func:`core.analysis.modes.mode_fields`), so that a joint turning along the sweep
     does not by itself lower the MAC between neighbouring points.
     """
     joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
@@ -496,7 +505,7 @@ def tracked_identities(steps: list[ModeFields]) -> tuple[np.ndarray, np.ndarray]
     its tracked identity — its mode number at the first point, from 1 — and its MAC with
     the same tracked mode at the previous point (NaN at the first point).
 
-    Modes are tracked by :func:`core.modes.track_modes`. Rigid-body modes (ω = 0 exactly:
+    Modes are tracked by :func:`core.analysis.modes.track_modes`. Rigid-body modes (ω = 0 exactly:
     free joints without gravity) are not tracked (identity 0, MAC NaN): their common space
     has no preferred basis.
     """
@@ -718,7 +727,7 @@ class Frequencies(StudyKind):
     name = "frequencies"
     analysis_schema = FrequencyAnalysis
     #: The lowest frequencies of a fine mesh come from the structured eigen-solve
-    #: (:mod:`core.structured`, O(n) per Lanczos step); the bases still store each link's
+    #: (:mod:`core.dynamics.structured`, O(n) per Lanczos step); the bases still store each link's
     #: blocks densely, (2E)² per link.
     coordinate_limit = 20_000
 
@@ -727,7 +736,7 @@ class Frequencies(StudyKind):
         eigen-solvers and the compiled kernels loaded (~1–3 s in a fresh process)."""
         import amm
         import fem
-        from core.presets import lumped_two_link
+        from core.arm.presets import lumped_two_link
 
         arm = lumped_two_link()
         for model in (amm.AssumedModesModel(arm, modes=2), fem.FiniteElementModel(arm, elements=80)):
@@ -819,7 +828,7 @@ class Frequencies(StudyKind):
             "Mode shapes in `mode_shapes.csv`: per case, mode and point (s [m] along the link, "
             f"{FIELD_POINTS} points per flexible link; s_arm [m] along the arm, links end to end) the "
             "deflection w (in-plane) and v (out-of-plane) across the undeformed link at the "
-            "configuration, from the displacement fields of `core.modes` (so they include the motion of "
+            "configuration, from the displacement fields of `core.analysis.modes` (so they include the motion of "
             "the link's root and jump where links meet at an angle). Normalization: each mode's "
             "field has unit mass-weighted norm Σ ρA Δs |u|² = 1 over the flexible links (so w, v are "
             "in 1/√kg) and its largest component positive."
@@ -903,7 +912,7 @@ class Frequencies(StudyKind):
         )
         text.append(
             "Modes are tracked along the sweep by MAC of their displacement fields in link axes "
-            "between neighbouring points (`core.modes.track_modes`): `tracked_mode` is a mode's number "
+            "between neighbouring points (`core.analysis.modes.track_modes`): `tracked_mode` is a mode's number "
             "at the first point, `tracking_mac` its MAC with itself at the previous point; "
             "`tracked_frequencies.csv` lists every tracked mode point by point"
             + (" (rigid-body modes, ω = 0, are not tracked)" if rigid else "")

@@ -8,7 +8,7 @@ the peak frequencies of the tip acceleration.
 
 ``prescribed = true`` drives the joints exactly along the trajectory (only the
 flexible coordinates are integrated; the torques are the joint inputs that
-realise the motion: :func:`core.simulation.prescribed_motion`), as in the
+realise the motion: :func:`core.analysis.simulation.prescribed_motion`), as in the
 spin-up benchmark (``spin-up.toml``). ``deflection_limit`` stops a run whose tip
 deflection reaches it (a diverging model) and the tables give when;
 ``report_times`` tabulates the tip deflections at given times with their extremes.
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
 
-from core.controllers import CONTROLLERS
-from core.model import SOLVERS
-from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
-from core.trajectories import TRAJECTORIES
+from core.analysis.controllers import CONTROLLERS
+from core.analysis.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
+from core.analysis.trajectories import TRAJECTORIES
+from core.dynamics.model import SOLVERS
 from studies.discretizations import (
     STIFFENING_COLUMN,
     finest_case,
@@ -100,7 +100,8 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
         kind=(
             Literal[("none", *(name for name, _ in controllers))],
             Field(
-                "none", description="A controller of core.controllers.CONTROLLERS, or none (zero torques)."
+                "none",
+                description="A controller of core.analysis.controllers.CONTROLLERS, or none (zero torques).",
             ),
         ),
         **_parameters(controllers[0][1].from_config),

@@ -96,10 +96,14 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
-from core.controllers import Decoupling
-from core.derivatives import central_difference_jacobian, complex_step_derivatives, complex_step_points
-from core.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
-from core.trajectories import ParabolicBlend
+from core.analysis.controllers import Decoupling
+from core.analysis.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
+from core.analysis.trajectories import ParabolicBlend
+from core.numerics.derivatives import (
+    central_difference_jacobian,
+    complex_step_derivatives,
+    complex_step_points,
+)
 from shapes.beta_ode import TABLE_POINTS, TRACKERS
 from studies.discretizations import Discretization, label_of
 from studies.kinds.base import StudyKind
@@ -705,7 +709,7 @@ def _time_rhs(model, number: int, states: list[np.ndarray]) -> float:
     """Mean seconds per right-hand side at ``states[1:]`` after one at ``states[0]``."""
     import time
 
-    from core.model import Model
+    from core.dynamics.model import Model
     from shapes.clamped_roots import clamped_mass_roots
 
     n = model.n_dof

@@ -17,7 +17,7 @@ arm and discretization:
   solvers), tip position and potential energy;
 * at ``configuration`` (default ``Arm.home()``; flexible coordinates zero):
   the locked frequencies √eig(M_ff⁻¹ K_ff) and the zero dynamics with the
-  joint coordinates as outputs (:func:`core.analysis.zero_dynamics`), each
+  joint coordinates as outputs (:func:`core.analysis.linear.zero_dynamics`), each
   generated zero paired with the nearest engine zero.
 
 A difference above ``tolerance`` is a warning of the case. The cost rows give
@@ -54,7 +54,7 @@ from pydantic import (
     PositiveInt,
 )
 
-from core.model import Model
+from core.dynamics.model import Model
 from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
 from studies.limits import AtMost, Deflection, JointValue, Span, Tolerance
@@ -276,7 +276,7 @@ class Symbolic(StudyKind):
         import sympy as sp
 
         from amm.symbolic import derive
-        from core.analysis import zero_dynamics
+        from core.analysis.linear import zero_dynamics
 
         d = case.discretization
         start = time.perf_counter()

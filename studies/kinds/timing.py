@@ -35,9 +35,9 @@ from pydantic import (
     PositiveInt,
 )
 
+from core.analysis.simulation import METHODS, simulate
 from core.arm import Arm
-from core.model import SOLVERS
-from core.simulation import METHODS, simulate
+from core.dynamics.model import SOLVERS
 from studies.discretizations import SWEEP_COLUMNS, label_of
 from studies.kinds.base import StudyKind
 from studies.limits import AtMost, Duration, Span
@@ -78,7 +78,7 @@ class TimingAnalysis(BaseModel):
     solvers: list[str] = Field(
         default_factory=lambda: ["composite", "recursive"],
         min_length=1,
-        description="Forward-dynamics solvers timed, keys of core.model.SOLVERS.",
+        description="Forward-dynamics solvers timed, keys of core.dynamics.model.SOLVERS.",
     )
     chain_links: list[
         Annotated[

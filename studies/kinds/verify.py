@@ -35,7 +35,7 @@ from pydantic import (
     PositiveInt,
 )
 
-from core.simulation import energy_drift, simulate
+from core.analysis.simulation import energy_drift, simulate
 from studies.discretizations import finest_case, label_of, per_case
 from studies.kinds.base import StudyKind
 from studies.kinds.frequencies import FrequencyCount
@@ -111,7 +111,7 @@ def _checks(model, analysis: VerifyAnalysis, rng) -> dict[str, float]:
 
 
 def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
-    """:func:`core.simulation.energy_drift` of an unforced, undamped simulation
+    """:func:`core.analysis.simulation.energy_drift` of an unforced, undamped simulation
     (DOP853 at the default tolerances) from a random state; None when skipped."""
     if analysis.simulate == 0 or np.any(model.damping_matrix(model.home())):
         return None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.analysis import zero_dynamics
+from core.analysis.linear import zero_dynamics
 from studies.discretizations import case_keys, joint_configuration, label_of
 from studies.kinds.base import StudyKind
 from studies.limits import JointValue

@@ -1,7 +1,7 @@
 """Compiled recursive dynamics of a serial chain of rigid and flexible bodies (numba).
 
-The same mechanics as :mod:`core.engine` (frames of :mod:`core.kinematics`,
-inertia of :mod:`core.flexible_body`), written as O(n) recursions over flat
+The same mechanics as :mod:`core.dynamics.engine` (frames of :mod:`core.dynamics.kinematics`,
+inertia of :mod:`core.dynamics.flexible_body`), written as O(n) recursions over flat
 arrays and compiled with numba (``njit(cache=True)``: compiled once per
 machine and cached beside this file, ~10 s; later processes load it in
 ~0.3 s). Pure-numpy recursions cannot be fast on small arms: every 3×3 or 6×6
@@ -17,7 +17,7 @@ rigid link has none). The joint map is
 A_i = X_i P_{i−1}: P_{i−1} maps the parent's ν to the twist of its tip frame
 (tip axes) — for a flexible link v + ω × r(δ) + U δ̇ and ω + J_L(θ) Θ δ̇
 rotated by (exp θ̃ Rx(α))ᵀ, with r = L e_x + Uδ and θ = Θδ the tip map of
-:class:`~core.kinematics.TipMap` — and X_i the constant-structure twist
+:class:`~core.dynamics.kinematics.TipMap` — and X_i the constant-structure twist
 transform through Rz(θ_i)·Tz(d_i). S_i selects ω_z (revolute) or v_z
 (prismatic) and the δ̇ rows. Payloads are bodies on a fixed joint at the
 tip's end frame. Every inertia is constant or M_b(δ) in its body's axes:
@@ -28,7 +28,7 @@ slope b), motors an armature I_r (q̇_i + bᵀδ̇)² on u_i.
 **Velocity products without derivatives of M.** The bias acceleration
 J̇_i q̇ of every body is the imaginary part of ν_i evaluated at the complex
 configuration q + ih q̇ (the complex step, exact to round-off; as in
-:mod:`core.newton_euler`), so c_i = J̇_i q̇ − A_i J̇_{i−1} q̇ needs no
+:mod:`core.dynamics.newton_euler`), so c_i = J̇_i q̇ − A_i J̇_{i−1} q̇ needs no
 derivative code. The body forces are the Boltzmann–Hamel terms
 b_i = Ṁ_b ν + g(ν, M_b ν) − (0, 0, ∂T/∂δ), g(ν, p) = (ω × p_v, ω × p_ω + v × p_v, 0).
 Gravity is a base acceleration −g (exact for a uniform field).
@@ -42,7 +42,7 @@ O(n (6 + m)³); :func:`inverse` the recursive Newton–Euler algorithm (M q̈ + 
 
 A translating link (a flexible link sliding through its prismatic hub) is a
 body with ν = (v, ω, δ̇, l̇) in its beam axes and the inertia
-M_b(δ, l) of :class:`~core.flexible_body.TranslatingBody`; its joint space is
+M_b(δ, l) of :class:`~core.dynamics.flexible_body.TranslatingBody`; its joint space is
 u = (δ̇, l̇) (the joint moves no frame), its tip carries the l̇ column
 (e_x, −θ/l), and Ṁ_b, ∂T/∂σ come by the complex step through M_b (not
 polynomial in l). Its kinetic energy leaves out the convective term while its
@@ -62,7 +62,7 @@ U′(l) and Θ′(l), gets its own l-derivative from F2. Frozen shapes have F1 =
 dl = 0, so their rows are the constants, bit for bit.
 
 **Geometric stiffening.** A fixed-length link built with ``stiffening``
-(:class:`~core.flexible_body.FlexibleBody`, module docstring there) packs its foreshortening
+(:class:`~core.dynamics.flexible_body.FlexibleBody`, module docstring there) packs its foreshortening
 blocks P₁, P₂ and H = H(L) (``FlexibleBody.foreshortening``, m × m, every plane). The body's
 inertia (:func:`_body`) takes S₁,x − ½ δᵀP₁δ, Q_xx − δᵀP₂δ and the axial row −(P₁δ)ᵀ of
 A(δ), with their rates in Ṁν and their δ-gradients in ∂T/∂δ; the tip map
@@ -75,7 +75,7 @@ the derivative of its position.
 **Pinned frames bending in two planes.** A pinned (chord) frame on a revolute link that
 also bends out of the joint's plane has its beam frame turned from the link frame by
 E = exp(ρ̃), ρ = root δ (``TipMap.root``), and turning relative to it at Γ δ̇, Γ = J_L(ρ) root
-(link axes; :mod:`core.kinematics`). Its body (``TILTED``) keeps ν = (v, ω, δ̇) in *link*
+(link axes; :mod:`core.dynamics.kinematics`). Its body (``TILTED``) keeps ν = (v, ω, δ̇) in *link*
 axes, so S_i stays a selection and the hub and motor rows stay constant (the hub turns
 about the joint axis with the in-plane root slope only); the beam's twist is ν_b = Φ ν,
 Φ = [[Eᵀ, 0, 0], [0, Eᵀ, EᵀΓ], [0, 0, 1]], and :func:`_tilted_body` turns the beam's
@@ -93,9 +93,9 @@ import cmath
 import numpy as np
 from numba import njit
 
-from core.derivatives import COMPLEX_STEP
-from core.kinematics import check_free_length
-from core.rotations import spatial_inertia
+from core.dynamics.kinematics import check_free_length
+from core.numerics.derivatives import COMPLEX_STEP
+from core.numerics.rotations import spatial_inertia
 
 #: Columns of the integer table, one row per link.
 (
@@ -154,7 +154,7 @@ COLUMNS = 35
 ) = range(13)
 SCALARS = 13
 
-SERIES_THRESHOLD = 1e-4  # as core.rotations
+SERIES_THRESHOLD = 1e-4  # as core.numerics.rotations
 
 
 # -- small kernels (explicit loops: BLAS calls cost ~1 µs each on 6×6 blocks) -----------------------
@@ -229,7 +229,7 @@ def _rotation(th, R):
 @njit(cache=True)
 def _root_rotation(F, row, delta, E, G):
     """E = exp(ρ̃) and Γ = J_L(ρ) root (3 × m) of a tilted link at ρ = root δ
-    (:class:`~core.kinematics.TipMap` ``root``): its beam frame is the link frame turned by E
+    (:class:`~core.dynamics.kinematics.TipMap` ``root``): its beam frame is the link frame turned by E
     and turns relative to it at Γ δ̇ (in link axes; ``LinkFrames.Jw_body``). ``delta`` (m,)
     complex, so that the complex step carries both."""
     m, o = row[M_COORDS], row[O_ROOT]
@@ -504,7 +504,7 @@ def _kinematics(table, F, q, qd, smax, A_out, P_end, nu_out, c_out, V_end, c_end
                     R[a, 0], R[a, 1], R[a, 2] = R[a, 1], R[a, 2], R[a, 0]
             if row[TILTED]:
                 # The beam axes are the link axes turned by E = exp(ρ̃), which turn at Γ δ̇
-                # (core.kinematics): the end frame, the tip and its δ̇ columns into link axes,
+                # (core.dynamics.kinematics): the end frame, the tip and its δ̇ columns into link axes,
                 # R ← E R, r ← E r, U ← E U + Γ × (E r), J_L Θ ← E J_L Θ + Γ (at the complex
                 # q, so that J̇ q̇ carries the root rotation too).
                 _root_rotation(F, row, qc[col : col + m], E, Gam)
@@ -819,7 +819,7 @@ def _turn_columns(M, s, E, G):
 
 @njit(cache=True)
 def _translating_mass(F, row, sigma, M):
-    """M_b(δ, l) of a translating link (:meth:`~core.flexible_body.TranslatingBody.mass_matrix`)
+    """M_b(δ, l) of a translating link (:meth:`~core.dynamics.flexible_body.TranslatingBody.mass_matrix`)
     into M[:7 + m, :7 + m], for complex σ = (δ, l) (the body's derivatives come by the complex
     step: M_b is not polynomial in l). The unit integrals are read at l (:func:`_at`): constants
     for frozen shapes, Taylor polynomials about the stored l₀ for length-following ones."""
@@ -1386,7 +1386,7 @@ def _writable(x: np.ndarray) -> np.ndarray:
 
 
 class CompiledChain:
-    """The flat arrays of a :class:`~core.engine.ChainModel` and the compiled algorithms on them.
+    """The flat arrays of a :class:`~core.dynamics.engine.ChainModel` and the compiled algorithms on them.
 
     Built by :func:`compile_chain`. Every method takes real, finite, contiguous float
     arrays of the model's sizes (the model checks them).
@@ -1522,7 +1522,7 @@ def _translating_rows(arrays, pairs, orders: int, chord: bool = False) -> np.nda
     the names of ``_TRANSLATING_ARRAYS`` to arrays with a leading axis of ``orders`` derivative
     orders (:meth:`TranslatingBody.kernel_taylor`; 1 for the constants of frozen shapes).
     ``chord``: the rotation rows are (0, −u_z, u_y) of the translation rows (chord tips,
-    as :class:`~core.engine.ChainModel` builds them), not the given slope rows."""
+    as :class:`~core.dynamics.engine.ChainModel` builds them), not the given slope rows."""
     parts = []
     for name in _TRANSLATING_ARRAYS:
         x = arrays[name]
@@ -1646,7 +1646,7 @@ def compile_chain(model) -> CompiledChain:
                 put(body.M_δδ),
             )
             row[O_U], row[O_THETA] = put(tip.translation), put(tip.rotation)
-            if tip.root is not None:  # a pinned frame bending in two planes (core.kinematics)
+            if tip.root is not None:  # a pinned frame bending in two planes (core.dynamics.kinematics)
                 row[TILTED] = 1
                 row[O_ROOT] = put(tip.root)
             if body.stiffening:  # the body's own foreshortening blocks (the tip map's H is its H)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.derivatives import central_difference_jacobian
-from core.model import LINEARIZE_STEP, Model
+from core.dynamics.model import LINEARIZE_STEP, Model
+from core.numerics.derivatives import central_difference_jacobian
 
 
 def zero_dynamics(model: Model, q=None) -> np.ndarray:
@@ -46,7 +46,7 @@ def closed_loop_eigenvalues(
     """Eigenvalues of the closed loop ẋ = f(x, controller(x)) linearized at (q, q̇) and time t.
 
     Central differences of the exact closed-loop dynamics (relative step
-    ``core.model.LINEARIZE_STEP``); with a trajectory the reference at t is
+    ``core.dynamics.model.LINEARIZE_STEP``); with a trajectory the reference at t is
     held fixed (frozen-time analysis).
     """
     q = np.asarray(q, dtype=float)

@@ -1,16 +1,16 @@
 """The multibody engine shared by both backends.
 
-:class:`ChainModel` builds every :class:`~core.model.Model` primitive of a
-serial chain from the arm description and one :class:`~core.basis.BeamBasis`
+:class:`ChainModel` builds every :class:`~core.dynamics.model.Model` primitive of a
+serial chain from the arm description and one :class:`~core.dynamics.basis.BeamBasis`
 per flexible link. The assumed-modes and finite-element backends differ only
 in the bases they hand over.
 
 Kinetic energy, body by body (frames and Jacobians from
-:class:`~core.kinematics.ChainKinematics`):
+:class:`~core.dynamics.kinematics.ChainKinematics`):
 
 * rigid link: mass at its centre of mass, inertia tensor in the link frame;
 * flexible link: ½ νᵀ M_b(δ) ν with ν = (v, Ω, δ̇) of the beam frame
-  (:class:`~core.flexible_body.FlexibleBody`; beam, lumped masses);
+  (:class:`~core.dynamics.flexible_body.FlexibleBody`; beam, lumped masses);
 * hub: mass on the joint axis at the link-frame origin, inertia about the
   joint axis, turning with the joint *and* the beam root — with pinned
   (chord) frames the hub angle is q_i + w'(0), the actuated coordinate Bᵀq;
@@ -21,20 +21,20 @@ Kinetic energy, body by body (frames and Jacobians from
   at the tip frame with the tip's deformed orientation.
 
 M(q) = Σ Jᵀ M_body J is assembled from these. ∂M/∂q_k comes from the
-complex step (exact to round-off, :mod:`core.rotations`), which makes C from
+complex step (exact to round-off, :mod:`core.numerics.rotations`), which makes C from
 the Christoffel symbols exact and Ṁ − 2C skew to round-off. Forward and
 inverse dynamics do not use ∂M/∂q: by default M, h = C q̇, G and
-``solver="recursive"`` come from the compiled recursions of :mod:`core.compiled`
+``solver="recursive"`` come from the compiled recursions of :mod:`core.dynamics.compiled`
 (composite bodies, Newton–Euler, articulated bodies); with ``compiled=False``
 from the numpy engine — M and G from one real kinematics pass, h from
-:mod:`core.newton_euler`, the articulated-body solve of :mod:`core.recursive`.
+:mod:`core.dynamics.newton_euler`, the articulated-body solve of :mod:`core.dynamics.recursive`.
 
 Dense data on first use: the constructor keeps each basis in its own representation
-(:class:`~core.basis.BeamBasis`: sparse blocks and an O(n) deformation operator for
+(:class:`~core.dynamics.basis.BeamBasis`: sparse blocks and an O(n) deformation operator for
 element meshes) and builds nothing of size n_dof² or m² per link. K, D (with the modal
 damping's eigen-solve), the bodies' m × m blocks and the compiled chain are computed when a
 primitive first needs them and cached (the same values as building them eagerly). The
-structured eigen-solve (``natural_frequencies(count=...)``, :mod:`core.structured`) needs
+structured eigen-solve (``natural_frequencies(count=...)``, :mod:`core.dynamics.structured`) needs
 none of them: O(n_dof) time and memory; neither does ``solver="structured"`` of forward
 dynamics and simulations (the same module: block elimination on M = BD + W C Wᵀ). M(q) and
 the composite and recursive solvers stay dense (O(n_dof²) memory, O(m³) per link and step).
@@ -54,16 +54,16 @@ from typing import Literal
 
 import numpy as np
 
-from core import validation as check
 from core.arm import Arm
-from core.basis import BeamBasis, TranslatingBasis, dense
-from core.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
-from core.flexible_body import FlexibleBody, TranslatingBody, place_block
-from core.kinematics import ChainKinematics, TipMap, check_free_length
-from core.model import Model
-from core.newton_euler import bias_terms
-from core.rotations import skew, transpose
-from core.structured import NotStable, lowest_frequencies, structured_dynamics
+from core.dynamics.basis import BeamBasis, TranslatingBasis, dense
+from core.dynamics.flexible_body import FlexibleBody, TranslatingBody, place_block
+from core.dynamics.kinematics import ChainKinematics, TipMap, check_free_length
+from core.dynamics.model import Model
+from core.dynamics.newton_euler import bias_terms
+from core.dynamics.structured import NotStable, lowest_frequencies, structured_dynamics
+from core.numerics import validation as check
+from core.numerics.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
+from core.numerics.rotations import skew, transpose
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
@@ -89,11 +89,11 @@ class ChainModel(Model):
         Shown in ``repr`` and reports.
     compiled : bool or None
         Evaluate M, h, G and ``solver="recursive"`` with the compiled recursions of
-        :mod:`core.compiled` (True; None, the default, means True). False keeps the numpy
+        :mod:`core.dynamics.compiled` (True; None, the default, means True). False keeps the numpy
         path: the independent implementation the tests compare the compiled one with.
     geometric_stiffening : bool
         Keep the axial foreshortening u(s) = −½∫₀ˢ w'² of every fixed-length flexible link
-        (SPEC §4; :mod:`core.flexible_body`): second-order terms in the kinetic and the
+        (SPEC §4; :mod:`core.dynamics.flexible_body`): second-order terms in the kinetic and the
         gravitational potential energy and the tip's axial motion, so that a spinning beam
         stiffens and answers under load do not depend on the frame choice. Off by default
         (the classic floating-frame formulation). Both engines carry it (compiled by
@@ -209,7 +209,7 @@ class ChainModel(Model):
             root = None
             if basis.frame == "pinned" and planes == 2:
                 # The chord frame leaves the joint's plane by the out-of-plane root slope
-                # (core.kinematics): ρ = (0, w_z'(0), 0).
+                # (core.dynamics.kinematics): ρ = (0, w_z'(0), 0).
                 root = np.zeros((3, body.n_coordinates))
                 root[1] = body.to_plane(basis.root_slope, 1)
             tip_maps[number - 1] = TipMap(
@@ -236,14 +236,14 @@ class ChainModel(Model):
     # A fine element mesh gives n_dof in the thousands: the constructor builds nothing of
     # size n_dof² (nor (2E)² per link). K, D and the compiled chain (which holds every
     # body's dense blocks) are computed on first use and cached; the structured eigen-solve
-    # (core.structured) never asks for them, nor does solver="structured". The composite and
+    # (core.dynamics.structured) never asks for them, nor does solver="structured". The composite and
     # recursive solvers do: they stay dense (O(n_dof²) memory, O(n_dof³) per factorization).
     @property
     def compiled(self):
-        """The compiled recursions (:class:`core.compiled.CompiledChain`; built on first use,
+        """The compiled recursions (:class:`core.dynamics.compiled.CompiledChain`; built on first use,
         ~0.3 s to load numba), or None for ``compiled=False``."""
         if self._compile and self._compiled_chain is None:
-            from core.compiled import compile_chain  # numba loads on first use (~0.3 s)
+            from core.dynamics.compiled import compile_chain  # numba loads on first use (~0.3 s)
 
             self._compiled_chain = compile_chain(self)
         return self._compiled_chain
@@ -260,7 +260,7 @@ class ChainModel(Model):
 
     def on_bases(self, bases: Mapping[int, BeamBasis]) -> ChainModel:
         """A plain :class:`ChainModel` of the same arm on other ``bases`` (same link numbers),
-        on the numpy engine: the reduced chains of :mod:`core.structured`."""
+        on the numpy engine: the reduced chains of :mod:`core.dynamics.structured`."""
         return ChainModel(self.arm, bases, compiled=False)
 
     def __repr__(self) -> str:
@@ -394,7 +394,7 @@ class ChainModel(Model):
 
     def elastic_coordinates(self, q) -> tuple[np.ndarray, np.ndarray] | None:
         """(Z, K_z): q = Z z with the elastic stiffness Zᵀ K Z = K_z exact (see
-        :class:`~core.basis.BeamBasis` ``deformations``); None with translating links
+        :class:`~core.dynamics.basis.BeamBasis` ``deformations``); None with translating links
         (their stiffness depends on the free length)."""
         if self.translating:
             return None
@@ -428,12 +428,12 @@ class ChainModel(Model):
     def natural_frequencies(self, q=None, joints="locked", vectors=False, count=None, method="auto"):
         """As :meth:`Model.natural_frequencies`; ``method``: ``"dense"`` (M, ∂G/∂q and the
         pencil formed and solved whole), ``"structured"`` (the lowest ``count`` by Lanczos on
-        the block-diagonal-plus-low-rank structure, :mod:`core.structured`: O(n_dof) per
+        the block-diagonal-plus-low-rank structure, :mod:`core.dynamics.structured`: O(n_dof) per
         iteration, and accurate on very fine meshes) or ``"auto"``: structured when ``count``
         is given, the model has more than :data:`STRUCTURED_MINIMUM` coordinates and no
         translating link. An unstable configuration (negative stiffness eigenvalues) is
         solved densely under ``"auto"``, which reports those as negative frequencies with a
-        warning; ``"structured"`` raises :class:`core.structured.NotStable` there."""
+        warning; ``"structured"`` raises :class:`core.dynamics.structured.NotStable` there."""
         if method not in ("auto", "dense", "structured"):
             raise ValueError(f"method must be 'auto', 'dense' or 'structured', got {method!r}")
         if joints not in ("locked", "free"):
@@ -476,7 +476,7 @@ class ChainModel(Model):
     @property
     def auxiliary_names(self) -> tuple[str, ...]:
         """``beta<i>_<k>``: the roots β_k of each translating link whose shapes follow its free
-        length with the ``"ode"`` tracker (seed 002 eq. (11), integrated by :func:`core.simulation.simulate`)."""
+        length with the ``"ode"`` tracker (seed 002 eq. (11), integrated by :func:`core.analysis.simulation.simulate`)."""
         return tuple(
             f"beta{number}_{k}"
             for number in self._ode_links()
@@ -543,7 +543,7 @@ class ChainModel(Model):
 
     def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
         """As :meth:`Model.forward_dynamics`; ``solver="structured"`` applies K and D link by
-        link (banded) instead of the dense n_dof² matrices (:mod:`core.structured`: O(n_dof))."""
+        link (banded) instead of the dense n_dof² matrices (:mod:`core.dynamics.structured`: O(n_dof))."""
         if solver != "structured":
             return super().forward_dynamics(q, qd, tau, solver, friction=friction)
 
@@ -553,8 +553,8 @@ class ChainModel(Model):
     def rates_function(self, solver: str = "composite"):
         """As :meth:`Model.rates_function`; on the compiled chain without translating
         links (constant B, D, K), one compiled call per right-hand side
-        (:func:`core.compiled.rates`: friction, applied forces, q̈ and the powers);
-        ``"structured"``: :meth:`core.structured.StructuredDynamics.rates_function` (O(n_dof))."""
+        (:func:`core.dynamics.compiled.rates`: friction, applied forces, q̈ and the powers);
+        ``"structured"``: :meth:`core.dynamics.structured.StructuredDynamics.rates_function` (O(n_dof))."""
         if solver == "structured":
             return structured_dynamics(self).rates_function()
         if self.compiled is None or self.translating or solver not in ("recursive", "composite"):
@@ -784,7 +784,7 @@ class ChainModel(Model):
             local[..., 2] = np.einsum("bnp,bn->bp", values, body.plane(delta, 1))
             local[:, here <= 0.0, 1:] = 0.0
             if self.geometric_stiffening:  # the axial foreshortening u(s) = −½ Σ_a δ_aᵀ H(s) δ_a
-                from core.basis import slope_products
+                from core.dynamics.basis import slope_products
 
                 for p, s_p in enumerate(here):
                     H = slope_products(basis, (1.0,), float(np.clip(s_p, 0.0, basis.length)))
@@ -839,7 +839,7 @@ class ChainModel(Model):
         return terms["G"]
 
     def bias_forces(self, q, qd) -> np.ndarray:
-        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.newton_euler.bias_terms`).
+        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.dynamics.newton_euler.bias_terms`).
 
         The frames of the same pass are cached for the :meth:`mass_matrix`,
         :meth:`gravity_forces` and recursive-solver calls at the same q.
@@ -899,7 +899,7 @@ def _series(taylor, l, name: str, derivative: int = 0) -> np.ndarray:
     """``name`` of a length-following basis (``taylor(l₀)`` → derivatives in l at real l₀)
     at a real or complex l: Σ_k Δᵏ/k! I^(k + derivative)(Re l), Δ = l − Re l (the engine's
     complex step; exact for its tiny imaginary Δ)."""
-    from core.flexible_body import TAYLOR_ORDER
+    from core.dynamics.flexible_body import TAYLOR_ORDER
 
     l0 = float(np.real(l))
     step = l - l0

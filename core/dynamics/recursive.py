@@ -21,9 +21,9 @@ articulated-body recursion (Rigid Body Dynamics Algorithms, 2008, ch. 7) with
 (1 + m_i)-dimensional joint projections D_i = S_iᵀ I^A_i S_i + armature:
 a backward pass of articulated inertias I^A_i and forces p^A_i, then a forward
 pass of accelerations. The velocity-product forces are already in Q (from
-:meth:`~core.engine.ChainModel.bias_forces`), so the recursion runs with zero
+:meth:`~core.dynamics.engine.ChainModel.bias_forces`), so the recursion runs with zero
 velocity terms. Cost: O(n) recursion steps of O((6 + m_i)³) each; the frames
-themselves still come from :class:`~core.kinematics.ChainKinematics`
+themselves still come from :class:`~core.dynamics.kinematics.ChainKinematics`
 (Jacobians over all of q, O(n²)).
 """
 
@@ -34,9 +34,9 @@ import weakref
 
 import numpy as np
 
-from core.composite import composite_solver
-from core.newton_euler import body_mass
-from core.rotations import spatial_inertia
+from core.dynamics.composite import composite_solver
+from core.dynamics.newton_euler import body_mass
+from core.numerics.rotations import spatial_inertia
 
 
 class RecursiveNotSupported(UserWarning):
@@ -44,7 +44,7 @@ class RecursiveNotSupported(UserWarning):
 
 
 def _skew(v: np.ndarray) -> np.ndarray:
-    """ṽ of one 3-vector (core.rotations.skew handles batches, at ~5× the cost)."""
+    """ṽ of one 3-vector (core.numerics.rotations.skew handles batches, at ~5× the cost)."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
@@ -144,7 +144,7 @@ def chain_bodies(model, q: np.ndarray) -> list[_Body]:
             turn = f.Jw_body[0][:, sigma] - f.Jw_link[0][:, sigma]
             if np.any(turn):
                 # A pinned frame bending in two planes: the beam frame also turns with the
-                # link's own rates, ω_b = ω_i + Γ δ̇ (core.kinematics), i.e. ν ↦ T ν with
+                # link's own rates, ω_b = ω_i + Γ δ̇ (core.dynamics.kinematics), i.e. ν ↦ T ν with
                 # T = 1 + (Ω rows ← Γ on the δ̇ columns).
                 T = np.eye(6 + k)
                 T[3:6, 6:] = turn
@@ -229,7 +229,7 @@ def articulated_solve(model, q: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 def recursive_solver(model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) -> np.ndarray:
     """``SOLVERS["recursive"]``: the compiled articulated-body algorithm of
-    :mod:`core.compiled` (velocity products and gravity inside the recursion);
+    :mod:`core.dynamics.compiled` (velocity products and gravity inside the recursion);
     for a chain with translating links the numpy recursion :func:`articulated_solve`
     of M q̈ = applied − h − G; other models fall back to ``"composite"`` with a
     :class:`RecursiveNotSupported` warning."""

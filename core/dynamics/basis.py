@@ -4,7 +4,7 @@ Both backends are Ritz discretizations of the same beam: the transverse
 deflection in each bending plane of a flexible link is w(s, t) = Σ_k φ_k(s) δ_k(t).
 For the assumed modes method the φ_k are global eigenfunctions (:mod:`shapes`);
 for finite elements they are the assembled Hermite functions with the boundary
-conditions applied (:mod:`fem`). The engine (:mod:`core.engine`) never sees
+conditions applied (:mod:`fem`). The engine (:mod:`core.dynamics.engine`) never sees
 which: it consumes a :class:`BeamBasis`, which holds integrals of the φ_k in
 physical units (s in metres, derivatives d/ds), end values, and a function that
 evaluates φ and φ' anywhere (for lumped masses).
@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from core.quadrature import composite_gauss
+from core.numerics.quadrature import composite_gauss
 
 #: Frame choices: ``"clamped"`` — the link frame is tangent to the beam at the
 #: joint (w(0) = w'(0) = 0); ``"pinned"`` — the frame runs along the chord joint

@@ -49,8 +49,8 @@ from functools import cached_property
 import numpy as np
 
 from core.arm import Link
-from core.basis import BeamBasis, dense
-from core.rotations import cross, skew
+from core.dynamics.basis import BeamBasis, dense
+from core.numerics.rotations import cross, skew
 
 
 def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +120,7 @@ class FlexibleBody(_Planes):
         A flexible link.
     basis : BeamBasis
         Its basis (the same functions in both bending planes), of any representation of
-        the :class:`~core.basis.BeamBasis` contract.
+        the :class:`~core.dynamics.basis.BeamBasis` contract.
     planes : int
         1 (in-plane bending only) or 2 (also out-of-plane).
     stiffening : bool
@@ -130,7 +130,7 @@ class FlexibleBody(_Planes):
     O(m) for a structured basis; the m × m blocks (``N``, ``M_δδ``, ``rotary_δδ``, the
     plane selectors ``E``) are dense and computed on first use (cached): the dense dynamics
     (M(q), the compiled chain, forward dynamics) need them, O(m²) memory and more for a
-    fine element mesh; the structured eigen-solve (:mod:`core.structured`) does not.
+    fine element mesh; the structured eigen-solve (:mod:`core.dynamics.structured`) does not.
     """
 
     def __init__(self, link: Link, basis: BeamBasis, planes: int, stiffening: bool = False) -> None:
@@ -186,7 +186,7 @@ class FlexibleBody(_Planes):
         """The dense m × m blocks of the axial foreshortening (every plane): ``P1``, ``P2``
         (inertia, see the module docstring) and ``H`` = H(L) (the tip moves by
         −½ δᵀ H δ along x). Zero blocks without stiffening."""
-        from core.basis import slope_products
+        from core.dynamics.basis import slope_products
 
         n = self.basis.n
         if not self.stiffening:
@@ -441,7 +441,7 @@ class TranslatingBody(_Planes):
 
     def kernel_taylor(self, l: float) -> dict | None:
         """Orders 0–2 of the body arrays (A0, B0, Al0, Bl0, N0, P, M_δδ0, R0) and of the tip
-        map rows (translation, rotation) at real free length l, for :mod:`core.compiled`;
+        map rows (translation, rotation) at real free length l, for :mod:`core.dynamics.compiled`;
         None for frozen shapes."""
         if self.following is None:
             return None

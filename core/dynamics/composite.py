@@ -1,7 +1,7 @@
 """The composite-body forward dynamics: M(q) built whole and factorized.
 
-``SOLVERS["composite"]`` of :mod:`core.model` and the fallback of the solvers that need the
-shared engine (:mod:`core.recursive`) for any other :class:`~core.model.Model`: it uses the
+``SOLVERS["composite"]`` of :mod:`core.dynamics.model` and the fallback of the solvers that need the
+shared engine (:mod:`core.dynamics.recursive`) for any other :class:`~core.dynamics.model.Model`: it uses the
 model's primitives only, so it imports nothing of the engine.
 """
 

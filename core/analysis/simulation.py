@@ -3,7 +3,7 @@
 :func:`simulate` integrates M q̈ = B(τ + τ_c) − C q̇ − D q̇ − K q − G with
 ``scipy.integrate.solve_ivp`` and returns a tidy :class:`pandas.DataFrame`.
 Each right-hand side is the trajectory, the controller and one
-:meth:`~core.model.Model.rates_function` call (on the compiled chain a single
+:meth:`~core.dynamics.model.Model.rates_function` call (on the compiled chain a single
 compiled kernel: ~45 µs per right-hand side of the 15-DOF space arm, of which
 the kernel is ~13 µs, the rest the controller, the trajectory and SciPy).
 The state is augmented with the input work ∫ q̇ᵀBτ dt and the dissipated
@@ -12,14 +12,14 @@ so every simulation reports its own energy balance:
 
     E(t) − E(0) − W_input(t) + W_dissipated(t)   (column ``energy_balance_error``).
 
-Auxiliary states. A model whose :attr:`~core.model.Model.auxiliary_names` is not
+Auxiliary states. A model whose :attr:`~core.dynamics.model.Model.auxiliary_names` is not
 empty carries states a integrated with the motion, ȧ =
-:meth:`~core.model.Model.auxiliary_rates` (q, q̇, a) — e.g. the assumed-mode roots
+:meth:`~core.dynamics.model.Model.auxiliary_rates` (q, q̇, a) — e.g. the assumed-mode roots
 β_k(l) of a translating link, dβ/dt = (dβ/dl)(β, l) l̇ (seed 002) — and its
 primitives depend on the current a. The state is then x = (q, q̇, a, W_in, W_diss)
 (without auxiliary states it stays x = (q, q̇, W_in, W_diss)); every right-hand
 side (controller included) is evaluated inside ``with model.auxiliary(a):``, with
-the generic :meth:`Model.rates_function <core.model.Model.rates_function>` (a
+the generic :meth:`Model.rates_function <core.dynamics.model.Model.rates_function>` (a
 backend's fused or compiled one may have matrices of other auxiliary values built
 in) and SciPy's own Jacobian for the implicit methods; every output row is
 evaluated inside ``with model.auxiliary(a_row):``, so the energies are those of the
@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.model import SOLVERS, Model
+from core.dynamics.model import SOLVERS, Model
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -110,7 +110,7 @@ def simulate(
     Parameters
     ----------
     controller : callable, optional
-        ``controller(t, q, qd, model, reference) -> τ`` (:mod:`core.controllers`);
+        ``controller(t, q, qd, model, reference) -> τ`` (:mod:`core.analysis.controllers`);
         None means zero input (friction and damping still act).
     trajectory : optional
         Object with ``evaluate(t) -> (q_d, qd_d, qdd_d)``; handed to the
@@ -126,7 +126,7 @@ def simulate(
         methods (:meth:`Model.rates_function`, with the controller's
         ``state_jacobian`` or its central differences).
     solver : str
-        The forward-dynamics solver (:data:`core.model.SOLVERS`): ``"composite"``
+        The forward-dynamics solver (:data:`core.dynamics.model.SOLVERS`): ``"composite"``
         (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
     t_eval : array_like, optional
         Output times; default: the integrator's own steps.
@@ -160,7 +160,7 @@ def simulate(
         integrated, and the torques ``tau<i>`` are the joint inputs that realise the motion
         (:func:`prescribed_motion`). ``solver`` is not used (no forward dynamics) and the
         implicit methods get central differences of the right-hand side
-        (:func:`core.derivatives.central_difference_jacobian`; ``jacobian=False``: SciPy's).
+        (:func:`core.numerics.derivatives.central_difference_jacobian`; ``jacobian=False``: SciPy's).
     deflection_limit : float, optional
         Stop when the tip deflection of a flexible link reaches this magnitude [m]
         (a diverging run, e.g. a spinning beam without geometric stiffening, stops there
@@ -273,11 +273,11 @@ def simulate(
 
     jac = None
     if prescribed and method in IMPLICIT and jacobian is not False:
-        # Central differences of the right-hand side (core.derivatives): SciPy's adaptive forward
+        # Central differences of the right-hand side (core.numerics.derivatives): SciPy's adaptive forward
         # differences misjudge the steps of stiff beam coordinates here and Newton stalls
         # (measured, spin-up FEM 16 elements with geometric stiffening, Radau rtol 1e-6:
         # 1305 Jacobians and 30 734 right-hand sides with SciPy's, 15 and 4 212 with these).
-        from core.derivatives import central_difference_jacobian
+        from core.numerics.derivatives import central_difference_jacobian
 
         def jac(t: float, x: np.ndarray) -> np.ndarray:
             return central_difference_jacobian(lambda y: prescribed_rates(t, y), x)
@@ -441,7 +441,7 @@ def _prescribed(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`prescribed_motion` without the input checks, and the powers a simulation
     integrates: (q̈, τ, [q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c]) with u = Bᵀq̇ (as
-    :meth:`Model.rates_function <core.model.Model.rates_function>`), every model primitive
+    :meth:`Model.rates_function <core.dynamics.model.Model.rates_function>`), every model primitive
     evaluated once (a right-hand side of a prescribed run is this call)."""
     n, n_joints = model.n_dof, model.n_joints
     M = model.mass_matrix(q)

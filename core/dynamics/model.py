@@ -39,24 +39,24 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from core import validation as check
 from core.arm import Arm
-from core.composite import composite_solver
-from core.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
-from core.recursive import recursive_solver
-from core.structured import structured_solver
+from core.dynamics.composite import composite_solver
+from core.dynamics.recursive import recursive_solver
+from core.dynamics.structured import structured_solver
+from core.numerics import validation as check
+from core.numerics.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
 
 #: Forward-dynamics solvers by name. A solver is ``f(model, q, qd, applied) -> qdd`` with
 #: ``applied`` every generalized force except the inertial and gravity ones
 #: (B(τ + τ_c) − D q̇ − ∂V_e/∂q): it solves M q̈ + h(q, q̇) + G(q) = applied.
 #: ``"composite"``: M formed and factored, O(n_dof³); ``"recursive"``: articulated bodies;
 #: ``"structured"``: block elimination on M = BD + W C Wᵀ with h + G from a reduced chain,
-#: O(n_dof), for chains with fine meshes (:mod:`core.structured`; a
-#: :class:`~core.engine.ChainModel` without translating links or geometric stiffening).
+#: O(n_dof), for chains with fine meshes (:mod:`core.dynamics.structured`; a
+#: :class:`~core.dynamics.engine.ChainModel` without translating links or geometric stiffening).
 SOLVERS: dict = {
     "composite": composite_solver,
-    "recursive": recursive_solver,  # the articulated bodies (core.recursive, core.compiled)
-    "structured": structured_solver,  # block elimination on M = BD + W C Wᵀ, O(n_dof) (core.structured)
+    "recursive": recursive_solver,  # the articulated bodies (core.dynamics.recursive, core.dynamics.compiled)
+    "structured": structured_solver,  # block elimination on M = BD + W C Wᵀ, O(n_dof) (core.dynamics.structured)
 }
 
 
@@ -162,7 +162,7 @@ class Model(ABC):
     """
 
     arm: Arm
-    #: Whether the model runs on the shared multibody engine (:class:`core.engine.ChainModel`):
+    #: Whether the model runs on the shared multibody engine (:class:`core.dynamics.engine.ChainModel`):
     #: the recursive and structured solvers need its bodies and kernels (others fall back or refuse).
     on_engine: ClassVar[bool] = False
 
@@ -303,7 +303,7 @@ class Model(ABC):
         K …) depend on their current values, set by :meth:`auxiliary`. Example:
         the roots β_k(l) of a translating link's assumed modes integrated as
         dβ/dt = (dβ/dl)(β, l) l̇ (seed 002, eqs. (11)–(13)) instead of solved at
-        every evaluation. :func:`core.simulation.simulate` integrates them with
+        every evaluation. :func:`core.analysis.simulation.simulate` integrates them with
         the motion and reports one column per name.
         """
         return ()
@@ -380,7 +380,7 @@ class Model(ABC):
         """The right-hand side a simulation integrates: ``rates(x, τ) -> ẋ``.
 
         ``x = (q, q̇, W_in, W_diss)`` (the two work integrals of
-        :func:`core.simulation.simulate`), ẋ = (q̇, q̈, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c) with
+        :func:`core.analysis.simulation.simulate`), ẋ = (q̇, q̈, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c) with
         u = Bᵀq̇ and Coulomb friction τ_c. Built once per simulation; it skips the
         input checks of :meth:`forward_dynamics` (the integrator hands it arrays of
         the right size) and a backend may fuse it into one compiled call.
@@ -501,7 +501,7 @@ class Model(ABC):
 
         ``count``: only the lowest ``count`` (default: all); models with many
         coordinates may then take a cheaper path (the shared engine:
-        :mod:`core.structured`).
+        :mod:`core.dynamics.structured`).
         """
         if joints not in ("locked", "free"):
             raise ValueError(f"joints must be 'locked' or 'free', got {joints!r}")
@@ -564,7 +564,7 @@ class Model(ABC):
         Only the Coriolis and centrifugal terms: gravity, elastic, damping and
         friction forces are separate primitives. This default uses the
         Christoffel path (:meth:`coriolis_matrix`); backends override it with a
-        pass that needs no ∂M/∂q (:func:`core.newton_euler.dynamics_terms`),
+        pass that needs no ∂M/∂q (:func:`core.dynamics.newton_euler.dynamics_terms`),
         and forward and inverse dynamics call this method.
         """
         q, qd = self._state(q, qd)

@@ -63,22 +63,10 @@ inertia tensors of the payloads attached to the link.
   (translated by the tip deflection, rotated by the tip slope or by the chord
   angle, see ``Arm.tip_rotation``); that is the dynamics engine's business.
 
+
 Physical bounds
 ---------------
-Values that leave no meaningful digits in double precision are refused, each
-message saying the bound and why (SI units): link lengths in
-[:data:`LENGTH_RANGE`] (the joint rows m·L² and the deflection rows m of one
-mass matrix stay within 1e12 of each other) and DH offsets and centres of mass
-of at most that magnitude; masses (a rigid link's in :data:`MASS_RANGE`, the
-others >= 0), mass per length and bending stiffness at most
-:data:`MASS_RANGE`'s top and inertias at most :data:`INERTIA_MAX`, so the
-products the dynamics forms stay far inside the float range; a flexible link's
-characteristic frequency sqrt(EI/(ρA L⁴)) in :data:`FREQUENCY_RANGE` (its first
-bending frequency is 3.52 times it; beyond, the link is rigid or slack to
-double precision), Rayleigh damping within those frequencies and modal damping
-ratios at most :data:`DAMPING_RATIO_MAX`; gear ratios in
-:data:`GEAR_RATIO_RANGE`, DH angles of at most :data:`ANGLE_MAX` rad and
-gravity components of at most :data:`GRAVITY_MAX` m/s^2.
+Every value is checked against the bounds of :mod:`core.arm.bounds`.
 
 Error messages
 --------------
@@ -98,375 +86,25 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import numpy as np
 
-from core import validation as check
-from core.validation import InputError, Tensor3
+from core.arm import bounds, serialization
+from core.arm.attachments import Damping, LumpedMass, Payload
+from core.numerics import validation as check
+from core.numerics.validation import InputError, Tensor3
 
 _JOINT_KINDS = ("revolute", "prismatic")
 _LINK_KINDS = ("rigid", "flexible")
-_DAMPING_KINDS = ("modal", "rayleigh")
 _TIP_ROTATIONS = ("slope", "chord")
-
-# a_i and the flexible link length are usually computed the same way (e.g. a
-# unit conversion); allow rounding-level differences between them.
-_LENGTH_RTOL = 1e-12
-
-#: Link lengths [m]: a micrometre to a thousand kilometres; DH offsets a, d and centres of
-#: mass are at most the top in magnitude.
-LENGTH_RANGE = (1e-6, 1e6)
-_LENGTH_WHY = "m·L² and m share one mass matrix: within 1e12 of each other"
-#: A rigid link's mass [kg]; every other mass is >= 0 and at most the top, mass per length
-#: [kg/m] and EI [N m^2] are in the same range.
-MASS_RANGE = (1e-15, 1e15)
-#: Inertias [kg m^2]: the top mass at the top length.
-INERTIA_MAX = MASS_RANGE[1] * LENGTH_RANGE[1] ** 2
-_SCALE_WHY = "the products the dynamics forms stay far inside double precision's range"
-#: sqrt(EI / (ρA L⁴)) of a flexible link [rad/s] (EI_out too).
-FREQUENCY_RANGE = (1e-10, 1e10)
-_FREQUENCY_WHY = "beyond, the link is rigid or slack to double precision"
-#: Gear ratios [-].
-GEAR_RATIO_RANGE = (1e-6, 1e6)
-#: DH angles alpha and theta_offset [rad]: the last bit of a larger angle exceeds 1e-10 rad.
-ANGLE_MAX = 1e6
-#: Each component of gravity [m/s^2]: a hundred thousand g.
-GRAVITY_MAX = 1e6
-#: Modal damping ratios [-]: a thousand times critical damping.
-DAMPING_RATIO_MAX = 1e3
-
-
-def _length(value: object, subject: str, name: str) -> float:
-    return check.in_range(value, subject, name, *LENGTH_RANGE, "m", _LENGTH_WHY)
-
-
-def _offset(value: object, subject: str, name: str) -> float:
-    return check.bounded(value, subject, name, LENGTH_RANGE[1], "m", _LENGTH_WHY)
-
-
-def _mass(value: object, subject: str, name: str) -> float:
-    """A mass >= 0 [kg], at most the top of :data:`MASS_RANGE`."""
-    number = check.nonnegative(value, subject, name)
-    return check.at_most(number, subject, name, MASS_RANGE[1], "kg", _SCALE_WHY)
-
-
-def _scale(value: object, subject: str, name: str, unit: str) -> float:
-    """A mass per length or a bending stiffness: > 0, in :data:`MASS_RANGE`."""
-    return check.in_range(value, subject, name, *MASS_RANGE, unit, _SCALE_WHY)
-
-
-def _largest(inertia: float | Tensor3) -> float:
-    return inertia if isinstance(inertia, float) else max(abs(x) for row in inertia for x in row)
-
-
-def _inertia(value: object, subject: str, name: str) -> float | Tensor3:
-    """An inertia (scalar >= 0 or tensor, :func:`core.validation.inertia`), every entry at
-    most :data:`INERTIA_MAX` [kg m^2]."""
-    inertia = check.inertia(value, subject, name)
-    if _largest(inertia) > INERTIA_MAX:
-        raise InputError(
-            subject, f"{name} must be <= {INERTIA_MAX:g} kg m^2 ({_SCALE_WHY}), got {_plain(inertia)!r}"
-        )
-    return inertia
-
-
-def _inertia_value(value: object, subject: str, name: str) -> float:
-    """A scalar inertia >= 0, at most :data:`INERTIA_MAX` [kg m^2]."""
-    number = check.nonnegative(value, subject, name)
-    return check.at_most(number, subject, name, INERTIA_MAX, "kg m^2", _SCALE_WHY)
-
-
-def _is_unset(value: object) -> bool:
-    """True for None and the empty tuple: a field that is not used."""
-    return value is None or (isinstance(value, tuple) and not value)
-
-
-def _normalize(obj: object, **values: object) -> None:
-    """Store canonical field values on a frozen dataclass (during ``__post_init__`` only)."""
-    for name, value in values.items():
-        object.__setattr__(obj, name, value)
-
-
-# --------------------------------------------------------------------------
-# Dictionary (config) conversion
-
-
-def _key_path(path: str, key: object) -> str:
-    return f"{path}.{key}" if path else str(key)
-
-
-def _check_keys(data: object, path: str, cls: type) -> Mapping[str, Any]:
-    """Check ``data`` is a mapping holding only fields of ``cls`` and all its required ones."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{path or cls.__name__}: expected a mapping (a table), got {data!r}")
-    fields = dataclasses.fields(cls)
-    names = [f.name for f in fields]
-    for key in data:
-        if key not in names:
-            raise ValueError(f"{_key_path(path, key)}: unknown field (expected one of: {', '.join(names)})")
-    for f in fields:
-        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if required and f.name not in data:
-            raise ValueError(f"{_key_path(path, f.name)}: missing required field")
-    return data
-
-
-def _list_of_tables(value: object, path: str) -> tuple[Any, ...]:
-    items = check.sequence_items(value)
-    if items is None:
-        raise ValueError(f"{path}: expected a list (an array of tables), got {value!r}")
-    return items
-
-
-def _plain(value: object) -> object:
-    """Convert a stored field value to JSON/TOML types: nested dicts, lists, floats, strings."""
-    if isinstance(value, _Description):
-        return value.to_dict()
-    if isinstance(value, tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-class _Description:
-    """Dictionary conversion shared by the description dataclasses.
-
-    ``to_dict`` writes every field in its stored (canonical) form and omits
-    fields that are None or empty, so the result holds only types TOML can
-    represent. ``from_dict`` checks the keys and calls the constructor, which
-    validates the values; classes with nested descriptions override
-    ``_from_dict`` to build those first.
-    """
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain nested dict of floats, strings, bools, lists and dicts; None and empty fields omitted."""
-        result = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            if not _is_unset(value):
-                result[f.name] = _plain(value)
-        return result
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], path: str = "") -> Self:
-        """Build from a dict as written by ``to_dict`` (or read from a config file).
-
-        Parameters
-        ----------
-        data : mapping
-        path : str
-            Where ``data`` sits in a larger document (e.g. ``"arm.links[2]"``):
-            key errors then name the full key path and value errors say
-            ``"arm.links[2]: EI must be > 0, got -1.0"``.
-
-        Raises
-        ------
-        ValueError
-            For an unknown or missing key (message: the key path) and
-            :class:`~core.validation.InputError` (a ValueError) for any
-            invalid value (message: where, the field and the value).
-        """
-        if not path:
-            return cls._from_dict(data, "")
-        with check.located(path):
-            return cls._from_dict(data, path)
-
-    @classmethod
-    def _from_dict(cls, data: Mapping[str, Any], path: str) -> Self:
-        return cls(**_check_keys(data, path, cls))
-
-
-# --------------------------------------------------------------------------
-# Attachments and damping
-
-
-@dataclass(frozen=True)
-class LumpedMass(_Description):
-    """A point mass with rotary inertia fixed to a flexible link.
-
-    Parameters
-    ----------
-    position : float  [m]
-        Material coordinate s of the mass along the beam, 0 <= s <= length of
-        the link (checked by :class:`Link`); see the module docstring for where
-        s = 0 is.
-    mass : float  [kg]
-        Mass, >= 0 and at most 1e15.
-    inertia : float  [kg m^2]
-        Rotary inertia about the mass's own centre for the bending rotation
-        (the same value in both bending planes), >= 0 and at most 1e27.
-    """
-
-    position: float
-    mass: float
-    inertia: float = 0.0
-
-    def __post_init__(self) -> None:
-        where = "lumped mass"
-        _normalize(
-            self,
-            position=check.nonnegative(self.position, where, "position"),
-            mass=_mass(self.mass, where, "mass"),
-            inertia=_inertia_value(self.inertia, where, "inertia"),
-        )
-
-
-@dataclass(frozen=True)
-class Payload(_Description):
-    """A rigid body at the tip of a link, its centre of mass at the tip.
-
-    Parameters
-    ----------
-    mass : float  [kg]
-        Mass, >= 0 and at most 1e15.
-    inertia : float or 3x3 array_like  [kg m^2]
-        Inertia about the payload's centre of mass, every entry at most 1e27. A scalar is the rotary
-        inertia about every axis through the tip (isotropic: a planar arm uses
-        it about the joint axis z, a spatial arm in both bending planes). A 3x3
-        symmetric positive semi-definite tensor is expressed in the axes of
-        the frame of the link carrying the payload (see the module docstring),
-        and stored as a tuple of rows.
-    """
-
-    mass: float
-    inertia: float | Tensor3 = 0.0
-
-    def __post_init__(self) -> None:
-        _normalize(
-            self,
-            mass=_mass(self.mass, "payload", "mass"),
-            inertia=_inertia(self.inertia, "payload", "inertia"),
-        )
-
-    def inertia_tensor(self) -> np.ndarray:
-        """Inertia tensor about the centre of mass, shape (3, 3)  [kg m^2]; a scalar s gives s·I."""
-        if isinstance(self.inertia, float):
-            return self.inertia * np.eye(3)
-        return np.array(self.inertia)
-
-    @property
-    def planar_inertia(self) -> float:
-        """Inertia about the z axis through the centre of mass [kg m^2], as a planar arm uses it."""
-        if isinstance(self.inertia, float):
-            return self.inertia
-        return self.inertia[2][2]
-
-
-@dataclass(frozen=True)
-class Damping(_Description):
-    """Structural damping of the flexible coordinates of one link.
-
-    Build with :meth:`modal` or :meth:`rayleigh`.
-
-    Parameters
-    ----------
-    kind : {"modal", "rayleigh"}
-        ``"modal"``: mode k of the link gets the damping force
-        2 ζ_k ω_k m_k δ̇_k (ζ_k the ratio, ω_k the natural frequency and m_k the
-        modal mass of mode k of the link on its own). ``"rayleigh"``: the damping
-        matrix of the link's flexible coordinates is D = alpha·M + beta·K, with M
-        and K its flexible mass and stiffness matrices.
-    ratios : tuple of float  [-]
-        Modal damping ratios ζ, each >= 0 and at most 1e3 (modal only). One ratio applies to
-        every mode; several give mode k the ratio ``ratios[k-1]``.
-    alpha : float  [1/s]
-        Mass-proportional Rayleigh coefficient, >= 0 and at most 1e10 (Rayleigh
-        only, else 0).
-    beta : float  [s]
-        Stiffness-proportional Rayleigh coefficient, >= 0 and at most 1e10
-        (Rayleigh only, else 0).
-    """
-
-    kind: Literal["modal", "rayleigh"]
-    ratios: tuple[float, ...] = ()
-    alpha: float = 0.0
-    beta: float = 0.0
-
-    def __post_init__(self) -> None:
-        where = "damping"
-        kind = check.one_of(self.kind, _DAMPING_KINDS, where, "kind")
-        raw = (self.ratios,) if check.is_real(self.ratios) else check.sequence_items(self.ratios)
-        if raw is None:
-            raise InputError(where, f"ratios must be a number or a sequence of numbers, got {self.ratios!r}")
-        ratios = tuple(
-            check.at_most(
-                check.nonnegative(r, where, f"ratios[{k}]"),
-                where,
-                f"ratios[{k}]",
-                DAMPING_RATIO_MAX,
-                "",
-                "a thousand times critical damping",
-            )
-            for k, r in enumerate(raw, start=1)
-        )
-        # alpha·M and beta·K stay within the frequencies a link may have (FREQUENCY_RANGE)
-        alpha = check.at_most(
-            check.nonnegative(self.alpha, where, "alpha"),
-            where,
-            "alpha",
-            FREQUENCY_RANGE[1],
-            "1/s",
-            "the largest characteristic frequency of a link",
-        )
-        beta = check.at_most(
-            check.nonnegative(self.beta, where, "beta"),
-            where,
-            "beta",
-            1.0 / FREQUENCY_RANGE[0],
-            "s",
-            "1 over the smallest characteristic frequency of a link",
-        )
-        if kind == "modal":
-            if not ratios:
-                raise InputError(where, "ratios must hold at least one ratio for modal damping, got ()")
-            for name, value in (("alpha", alpha), ("beta", beta)):
-                if value != 0.0:
-                    raise InputError(where, f"{name} applies to Rayleigh damping only, got {value!r}")
-        elif ratios:
-            raise InputError(where, f"ratios apply to modal damping only, got {ratios!r}")
-        _normalize(self, ratios=ratios, alpha=alpha, beta=beta)
-
-    @classmethod
-    def modal(cls, ratio: float | Sequence[float]) -> Damping:
-        """Modal damping: one ratio ζ >= 0 for every mode, or a sequence of per-mode ratios."""
-        return cls("modal", ratios=ratio)  # type: ignore[arg-type]  # normalized to a tuple
-
-    @classmethod
-    def rayleigh(cls, alpha: float, beta: float) -> Damping:
-        """Rayleigh damping D = alpha·M + beta·K, alpha [1/s] and beta [s] both >= 0."""
-        return cls("rayleigh", alpha=alpha, beta=beta)
-
-    def ratio(self, mode: int) -> float:
-        """Damping ratio of mode ``mode`` (counted from 1) of modal damping.
-
-        Raises
-        ------
-        ValueError
-            For Rayleigh damping, or for a mode beyond the per-mode ratios given.
-        """
-        if self.kind != "modal":
-            raise ValueError("damping: ratio() applies to modal damping only")
-        if len(self.ratios) == 1:
-            return self.ratios[0]
-        if not 1 <= mode <= len(self.ratios):
-            raise ValueError(
-                f"damping: no ratio for mode {mode}; {len(self.ratios)} per-mode ratios were given"
-            )
-        return self.ratios[mode - 1]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict holding only the fields of this kind of damping."""
-        if self.kind == "modal":
-            return {"kind": "modal", "ratios": list(self.ratios)}
-        return {"kind": "rayleigh", "alpha": self.alpha, "beta": self.beta}
-
 
 # --------------------------------------------------------------------------
 # Links and joints
 
 
 @dataclass(frozen=True)
-class Link(_Description):
+class Link(serialization.Description):
     """A rigid or flexible link; build with :meth:`rigid` or :meth:`flexible`.
 
     One dataclass holds the fields of both kinds; the fields of the other kind
@@ -524,8 +162,8 @@ class Link(_Description):
 
     def __post_init__(self) -> None:
         kind = check.one_of(self.kind, _LINK_KINDS, "link", "kind")
-        length = _length(self.length, "link", "length")
-        _normalize(self, length=length)
+        length = bounds.length(self.length, "link", "length")
+        serialization.normalize(self, length=length)
         if kind == "rigid":
             self._check_rigid(length)
         else:
@@ -534,7 +172,7 @@ class Link(_Description):
     def _check_fields_absent(self, names: tuple[str, ...]) -> None:
         for name in names:
             value = getattr(self, name)
-            if not _is_unset(value):
+            if not serialization.is_unset(value):
                 raise InputError("link", f"{name} does not apply to a {self.kind} link, got {value!r}")
 
     def _check_rigid(self, length: float) -> None:
@@ -543,20 +181,20 @@ class Link(_Description):
         )
         if self.mass is None:
             raise InputError("link", "mass is required for a rigid link")
-        mass = check.in_range(self.mass, "link", "mass", *MASS_RANGE, "kg", _SCALE_WHY)
+        mass = check.in_range(self.mass, "link", "mass", *bounds.MASS_RANGE, "kg", bounds.SCALE_WHY)
         if self.com is None:
             com = (length / 2.0, 0.0, 0.0)
         elif check.is_real(self.com):
-            com = (_offset(self.com, "link", "com"), 0.0, 0.0)
+            com = (bounds.offset(self.com, "link", "com"), 0.0, 0.0)
         else:
             com = check.vector3(self.com, "link", "com")
             for axis, value in zip("xyz", com, strict=True):
-                _offset(value, "link", f"com.{axis}")
+                bounds.offset(value, "link", f"com.{axis}")
         if self.inertia is None:
             inertia: float | Tensor3 = mass * length**2 / 12.0
         else:
-            inertia = _inertia(self.inertia, "link", "inertia")
-        _normalize(self, mass=mass, com=com, inertia=inertia)
+            inertia = bounds.inertia(self.inertia, "link", "inertia")
+        serialization.normalize(self, mass=mass, com=com, inertia=inertia)
 
     def _check_flexible(self, length: float) -> None:
         self._check_fields_absent(("mass", "com", "inertia"))
@@ -576,21 +214,21 @@ class Link(_Description):
                 raise InputError(
                     "link", f"{name}.position must be in [0, {length!r}], got {lumped_mass.position!r}"
                 )
-        mass_per_length = _scale(self.mass_per_length, "link", "mass_per_length", "kg/m")
-        stiffness = {"EI": _scale(self.EI, "link", "EI", "N m^2")}
+        mass_per_length = bounds.scale(self.mass_per_length, "link", "mass_per_length", "kg/m")
+        stiffness = {"EI": bounds.scale(self.EI, "link", "EI", "N m^2")}
         if self.EI_out is not None:
-            stiffness["EI_out"] = _scale(self.EI_out, "link", "EI_out", "N m^2")
+            stiffness["EI_out"] = bounds.scale(self.EI_out, "link", "EI_out", "N m^2")
         for name, EI in stiffness.items():
             frequency = math.sqrt(EI / mass_per_length) / length**2
-            if not FREQUENCY_RANGE[0] <= frequency <= FREQUENCY_RANGE[1]:
-                low, high = FREQUENCY_RANGE
+            if not bounds.FREQUENCY_RANGE[0] <= frequency <= bounds.FREQUENCY_RANGE[1]:
+                low, high = bounds.FREQUENCY_RANGE
                 raise InputError(
                     "link",
                     f"sqrt({name}/(mass_per_length·length^4)) must be in [{low:g}, {high:g}] rad/s "
-                    f"({_FREQUENCY_WHY}), got {frequency:.3g} ({name} = {EI!r}, mass_per_length = "
+                    f"({bounds.FREQUENCY_WHY}), got {frequency:.3g} ({name} = {EI!r}, mass_per_length = "
                     f"{mass_per_length!r}, length = {length!r})",
                 )
-        _normalize(
+        serialization.normalize(
             self,
             mass_per_length=mass_per_length,
             EI=stiffness["EI"],
@@ -602,23 +240,23 @@ class Link(_Description):
         self._check_rigid_counterpart()
 
     def _check_rigid_counterpart(self) -> None:
-        """The beam with its lumped masses and tip payload as one rigid body (core.rigid) stays
+        """The beam with its lumped masses and tip payload as one rigid body (core.arm.rigid) stays
         within the bounds of a rigid link: total mass and inertia."""
-        if self.total_mass > MASS_RANGE[1]:
+        if self.total_mass > bounds.MASS_RANGE[1]:
             raise InputError(
                 "link",
-                f"the total mass (beam, lumped masses, tip payload) must be <= {MASS_RANGE[1]:g} kg "
-                f"({_SCALE_WHY}), got {self.total_mass!r}",
+                f"the total mass (beam, lumped masses, tip payload) must be <= {bounds.MASS_RANGE[1]:g} kg "
+                f"({bounds.SCALE_WHY}), got {self.total_mass!r}",
             )
         inertias = [lumped.inertia for lumped in self.lumped_masses]
         if self.tip_payload is not None:
-            inertias.append(_largest(self.tip_payload.inertia))
+            inertias.append(bounds.largest(self.tip_payload.inertia))
         inertia = sum(inertias) + self.total_mass * self.length**2
-        if inertia > INERTIA_MAX:
+        if inertia > bounds.INERTIA_MAX:
             raise InputError(
                 "link",
                 f"the inertia of the link as one rigid body (its inertias and total mass · length^2) "
-                f"must be <= {INERTIA_MAX:g} kg m^2 ({_SCALE_WHY}), got {inertia!r}",
+                f"must be <= {bounds.INERTIA_MAX:g} kg m^2 ({bounds.SCALE_WHY}), got {inertia!r}",
             )
 
     @classmethod
@@ -698,19 +336,23 @@ class Link(_Description):
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any], path: str) -> Link:
-        values = dict(_check_keys(data, path, cls))
+        values = dict(serialization.check_keys(data, path, cls))
         if "damping" in values:
             with check.located("link", "damping"):
-                values["damping"] = Damping._from_dict(values["damping"], _key_path(path, "damping"))
+                values["damping"] = Damping._from_dict(
+                    values["damping"], serialization.key_path(path, "damping")
+                )
         if "tip_payload" in values:
             with check.located("link", "tip_payload"):
                 values["tip_payload"] = Payload._from_dict(
-                    values["tip_payload"], _key_path(path, "tip_payload")
+                    values["tip_payload"], serialization.key_path(path, "tip_payload")
                 )
         if "lumped_masses" in values:
-            list_path = _key_path(path, "lumped_masses")
+            list_path = serialization.key_path(path, "lumped_masses")
             lumped = []
-            for k, item in enumerate(_list_of_tables(values["lumped_masses"], list_path), start=1):
+            for k, item in enumerate(
+                serialization.list_of_tables(values["lumped_masses"], list_path), start=1
+            ):
                 with check.located("link", f"lumped_masses[{k}]"):
                     lumped.append(LumpedMass._from_dict(item, f"{list_path}[{k}]"))
             values["lumped_masses"] = tuple(lumped)
@@ -718,7 +360,7 @@ class Link(_Description):
 
 
 @dataclass(frozen=True)
-class Joint(_Description):
+class Joint(serialization.Description):
     """A revolute or prismatic joint, placed by standard Denavit–Hartenberg parameters.
 
     The transform of joint i is A_i = Rz(θ_i) Tz(d_i) Tx(a_i) Rx(α_i), with
@@ -768,31 +410,31 @@ class Joint(_Description):
     def __post_init__(self) -> None:
         where = "joint"
         check.one_of(self.kind, _JOINT_KINDS, where, "kind")
-        values = {name: _offset(getattr(self, name), where, name) for name in ("a", "d")}
+        values = {name: bounds.offset(getattr(self, name), where, name) for name in ("a", "d")}
         for name in ("alpha", "theta_offset"):
             values[name] = check.bounded(
                 getattr(self, name),
                 where,
                 name,
-                ANGLE_MAX,
+                bounds.ANGLE_MAX,
                 "rad",
                 "the last bit of a larger angle exceeds 1e-10 rad",
             )
-        values["hub_mass"] = _mass(self.hub_mass, where, "hub_mass")
+        values["hub_mass"] = bounds.mass(self.hub_mass, where, "hub_mass")
         for name in ("hub_inertia", "motor_inertia"):
-            values[name] = _inertia_value(getattr(self, name), where, name)
+            values[name] = bounds.inertia_value(getattr(self, name), where, name)
         for name in ("viscous_friction", "coulomb_friction"):
             number = check.nonnegative(getattr(self, name), where, name)
-            values[name] = check.at_most(number, where, name, MASS_RANGE[1], "", _SCALE_WHY)
+            values[name] = check.at_most(number, where, name, bounds.MASS_RANGE[1], "", bounds.SCALE_WHY)
         values["gear_ratio"] = check.in_range(
             self.gear_ratio,
             where,
             "gear_ratio",
-            *GEAR_RATIO_RANGE,
+            *bounds.GEAR_RATIO_RANGE,
             "",
             "reflected inertias grow with its square",
         )
-        _normalize(self, **values)
+        serialization.normalize(self, **values)
 
     @property
     def reflected_inertia(self) -> float:
@@ -805,7 +447,7 @@ class Joint(_Description):
 
 
 @dataclass(frozen=True)
-class Arm(_Description):
+class Arm(serialization.Description):
     """A serial chain of joints and links from a fixed base.
 
     Build with :meth:`planar` (planar arms) or :meth:`from_dh` (spatial arms),
@@ -853,16 +495,16 @@ class Arm(_Description):
         _check_counts(joints, links)
         payload = check.instance_or_none(self.payload, Payload, "arm", "payload")
         gravity = check.vector3(self.gravity, "arm", "gravity")
-        if max(abs(g) for g in gravity) > GRAVITY_MAX:
+        if max(abs(g) for g in gravity) > bounds.GRAVITY_MAX:
             raise InputError(
                 "arm",
-                f"gravity must have components in [{-GRAVITY_MAX:g}, {GRAVITY_MAX:g}] m/s^2 "
+                f"gravity must have components in [{-bounds.GRAVITY_MAX:g}, {bounds.GRAVITY_MAX:g}] m/s^2 "
                 f"(a hundred thousand g), got {gravity!r}",
             )
         if not isinstance(self.is_planar, (bool, np.bool_)):
             raise InputError("arm", f"is_planar must be True or False, got {self.is_planar!r}")
         tip_rotation = check.one_of(self.tip_rotation, _TIP_ROTATIONS, "arm", "tip_rotation")
-        _normalize(
+        serialization.normalize(
             self,
             joints=joints,
             links=links,
@@ -883,7 +525,9 @@ class Arm(_Description):
         for i, (joint, link) in enumerate(zip(self.joints, self.links, strict=True), start=1):
             if not link.is_flexible:
                 continue
-            if joint.kind == "revolute" and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
+            if joint.kind == "revolute" and not math.isclose(
+                joint.a, link.length, rel_tol=bounds.LENGTH_RTOL
+            ):
                 raise InputError(
                     f"joint {i}",
                     f"a must equal the length of flexible link {i} ({link.length!r} m), got {joint.a!r}",
@@ -960,7 +604,7 @@ class Arm(_Description):
         _check_counts(joint_items, link_items)
         placed = []
         for i, (joint, link) in enumerate(zip(joint_items, link_items, strict=True), start=1):
-            if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=_LENGTH_RTOL):
+            if joint.a != 0.0 and not math.isclose(joint.a, link.length, rel_tol=bounds.LENGTH_RTOL):
                 raise InputError(
                     f"joint {i}",
                     f"a must be 0 (it is set from the link) or equal the length of link {i} "
@@ -1034,16 +678,16 @@ class Arm(_Description):
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any], path: str) -> Arm:
-        values = dict(_check_keys(data, path, cls))
+        values = dict(serialization.check_keys(data, path, cls))
         for key, item_cls, subject in (("joints", Joint, "joint"), ("links", Link, "link")):
-            list_path = _key_path(path, key)
+            list_path = serialization.key_path(path, key)
             built = []
-            for i, item in enumerate(_list_of_tables(values[key], list_path), start=1):
+            for i, item in enumerate(serialization.list_of_tables(values[key], list_path), start=1):
                 with check.located(f"{subject} {i}"):
                     built.append(item_cls._from_dict(item, f"{list_path}[{i}]"))
             values[key] = tuple(built)
         if "payload" in values:
-            values["payload"] = Payload._from_dict(values["payload"], _key_path(path, "payload"))
+            values["payload"] = Payload._from_dict(values["payload"], serialization.key_path(path, "payload"))
         return cls(**values)
 
 

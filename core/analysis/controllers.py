@@ -12,7 +12,7 @@ configuration is the caller's choice: pass a constant trajectory).
 
 A controller may give ``state_jacobian(t, q, qd, model, reference)``, ∂τ/∂(q, q̇)
 of shape (n_joints, 2 n_dof), for the Jacobian of an implicit integrator;
-without it :func:`core.simulation.simulate` takes central differences of the
+without it :func:`core.analysis.simulation.simulate` takes central differences of the
 controller.
 """
 
@@ -25,7 +25,7 @@ from typing import ClassVar, Self
 import numpy as np
 
 from core.arm import Arm
-from core.model import Model
+from core.dynamics.model import Model
 
 Reference = tuple[np.ndarray, np.ndarray, np.ndarray] | None
 
@@ -68,8 +68,8 @@ class FeedForward:
         cls, arm: Arm, *, kp: float | list[float] = 0.0, kd: float | list[float] = 0.0
     ) -> FeedForward:
         """Rigid inverse dynamics of ``arm``'s rigid equivalent (gains unused)."""
-        from core.engine import ChainModel
-        from core.rigid import rigid_equivalent
+        from core.arm.rigid import rigid_equivalent
+        from core.dynamics.engine import ChainModel
 
         return cls.rigid_inverse_dynamics(ChainModel(rigid_equivalent(arm), {}))
 
@@ -77,7 +77,9 @@ class FeedForward:
     def rigid_inverse_dynamics(cls, rigid_model: Model) -> FeedForward:
         """τ = M(q_d) q̈_d + C q̇_d + D q̇_d + G(q_d) of ``rigid_model`` (no flexible coordinates)."""
         if rigid_model.n_dof != rigid_model.n_joints:
-            raise ValueError("rigid_model must have joint coordinates only (see core.rigid.rigid_equivalent)")
+            raise ValueError(
+                "rigid_model must have joint coordinates only (see core.arm.rigid.rigid_equivalent)"
+            )
 
         recent: dict[bytes, np.ndarray] = {}
 

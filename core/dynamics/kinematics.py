@@ -30,7 +30,7 @@ slopes of the unit-length basis are divided by l).
 Jacobians are kept in base coordinates: the velocity of a frame's origin is
 ``Jv @ qd`` and its angular velocity ``Jw @ qd``. Everything is batched over
 a leading axis of configurations, and complex-analytic (see
-:mod:`core.rotations`).
+:mod:`core.numerics.rotations`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from core.arm import Arm
-from core.rotations import PRISMATIC_BEAM, exp_so3, left_jacobian, rot_x, rot_z, skew
+from core.numerics.rotations import PRISMATIC_BEAM, exp_so3, left_jacobian, rot_x, rot_z, skew
 
 
 @dataclass(frozen=True)

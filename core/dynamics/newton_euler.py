@@ -18,7 +18,7 @@ q̇), so they add nothing there. Hence no derivative of M with respect to all
 of q is needed:
 
 * J̇ q̇ for every frame comes from one kinematics pass at the complex
-  configuration q + i h q̇ (h = :data:`~core.derivatives.COMPLEX_STEP`): the
+  configuration q + i h q̇ (h = :data:`~core.numerics.derivatives.COMPLEX_STEP`): the
   imaginary part of J(q + i h q̇) q̇ / h is Σ_j ∂(J q̇)/∂q_j q̇_j, exact to
   round-off, and the real parts are the frames at q (error O(h²));
 * Ṁ_b and ∂M_b/∂σ (for ∂T/∂σ) are the body's own: M_b is exactly quadratic in
@@ -43,15 +43,15 @@ import weakref
 
 import numpy as np
 
-from core.derivatives import complex_step_derivatives, complex_step_points
-from core.flexible_body import FlexibleBody
-from core.rotations import cross, skew
+from core.dynamics.flexible_body import FlexibleBody
+from core.numerics.derivatives import complex_step_derivatives, complex_step_points
+from core.numerics.rotations import cross, skew
 
 _POLYNOMIALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class BodyPolynomial:
-    """M_b(δ) = M₀ + Σ_k δ_k L_k + Σ_kl δ_k δ_l Q_kl of a :class:`~core.flexible_body.FlexibleBody`.
+    """M_b(δ) = M₀ + Σ_k δ_k L_k + Σ_kl δ_k δ_l Q_kl of a :class:`~core.dynamics.flexible_body.FlexibleBody`.
 
     M_b is exactly quadratic in δ, so its coefficients are read off once, by the
     complex step (M₀ = M_b(0), L_k = ∂M_b/∂δ_k at 0, Q_kl = ½ ∂²M_b/∂δ_k∂δ_l from
@@ -93,7 +93,7 @@ class BodyPolynomial:
 #: Bodies with more flexible coordinates than this are not expanded into a
 #: :class:`BodyPolynomial`: its coefficients take O(m²(6 + m)²) memory (2.3 GB at
 #: m = 128, a 64-element FEM link), where evaluating M_b and the analytic
-#: :meth:`~core.flexible_body.FlexibleBody.kinetic_gradient` cost O(m²) per call.
+#: :meth:`~core.dynamics.flexible_body.FlexibleBody.kinetic_gradient` cost O(m²) per call.
 POLYNOMIAL_MAX_COORDINATES = 12
 
 
@@ -179,7 +179,7 @@ def _real_frames(frames) -> list:
 
 
 def bias_terms(model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, list]:
-    """h(q, q̇) = C(q, q̇) q̇ of a :class:`~core.engine.ChainModel`, and the frames at q.
+    """h(q, q̇) = C(q, q̇) q̇ of a :class:`~core.dynamics.engine.ChainModel`, and the frames at q.
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """Mode shapes as physical fields, compared across discretizations (backend-agnostic).
 
-A mode of any :class:`~core.model.Model` is a vector of its own generalized
-coordinates (:meth:`~core.model.Model.natural_frequencies` with
+A mode of any :class:`~core.dynamics.model.Model` is a vector of its own generalized
+coordinates (:meth:`~core.dynamics.model.Model.natural_frequencies` with
 ``vectors=True``), which cannot be compared between an assumed-modes and a
 finite-element model. Its *field* can: the displacement of material points of
 every link in base coordinates [m per unit modal amplitude],
@@ -11,7 +11,7 @@ every link in base coordinates [m per unit modal amplitude],
 evaluated on a common grid of s [m] along each link (joint motion included),
 so every backend is compared on the same ground. The positions are those of
 ``point_position``; for models of the shared engine
-(:class:`~core.engine.ChainModel`, both backends) every grid point is evaluated
+(:class:`~core.dynamics.engine.ChainModel`, both backends) every grid point is evaluated
 at every perturbed configuration in one batch (:func:`grid_positions`, equal to
 ``point_position`` to round-off: tests/test_modes.py), any other model point by
 point.
@@ -40,7 +40,7 @@ from typing import Literal
 
 import numpy as np
 
-from core.model import Model
+from core.dynamics.model import Model
 
 #: Relative step of the central difference that turns a mode vector into a field.
 FIELD_STEP = 1e-6
@@ -144,7 +144,7 @@ def _in_link_axes(model: Model, q: np.ndarray, links: np.ndarray, fields: np.nda
     kinematics = getattr(model, "kinematics", None)
     if kinematics is None:
         raise TypeError(
-            f"link axes need a model of the shared engine (core.engine.ChainModel), got {model!r}"
+            f"link axes need a model of the shared engine (core.dynamics.engine.ChainModel), got {model!r}"
         )
     frames = kinematics.frames(np.asarray(q, dtype=float)[None], jacobians=False)
     local = np.empty_like(fields)

@@ -1,7 +1,7 @@
 """Natural frequencies and forward dynamics of a chain with many flexible coordinates, without dense work.
 
 A fine element mesh gives each flexible link thousands of coordinates, and the
-dense paths of :meth:`~core.model.Model.natural_frequencies` (form M, ∂G/∂q and the
+dense paths of :meth:`~core.dynamics.model.Model.natural_frequencies` (form M, ∂G/∂q and the
 pencil, ``eigh``) and of forward dynamics (form M, K, D; Cholesky) cost O(n_dof³) time and
 O(n_dof²) memory. Their structure:
 
@@ -131,7 +131,7 @@ def _fixed_vectors(model, number: int) -> list[np.ndarray]:
 
 
 def _reduced_basis(basis, U: np.ndarray):
-    from core.basis import BeamBasis, sandwich_product
+    from core.dynamics.basis import BeamBasis, sandwich_product
 
     def evaluate(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         values, slopes = basis.evaluate(s)
@@ -164,7 +164,7 @@ class ChainStructure:
         indices), its mass block, its deformation map δ = T z, and the upper banded
         Cholesky factor of its stiffness in z (scipy ``cholesky_banded`` layout).
 
-    The blocks are used in the basis's own representation (:class:`~core.basis.BeamBasis`:
+    The blocks are used in the basis's own representation (:class:`~core.dynamics.basis.BeamBasis`:
     sparse mass and stiffness, T an O(n) operator for element meshes): O(n_dof · r) time
     and memory, nothing dense of the size of a link's block.
     """
@@ -172,7 +172,7 @@ class ChainStructure:
     def __init__(self, model, q: np.ndarray) -> None:
         import scipy.linalg
 
-        from core.basis import sandwich_product
+        from core.dynamics.basis import sandwich_product
 
         if model.translating:
             raise ValueError("the structured path does not handle translating links")
@@ -212,7 +212,7 @@ class ChainStructure:
 
     def mass_matrix(self) -> np.ndarray:
         """Dense M (for tests): BD + W C Wᵀ."""
-        from core.basis import dense
+        from core.dynamics.basis import dense
 
         M = self.W @ self.C @ self.W.T
         for rows, mass, *_ in self.blocks:
@@ -224,7 +224,7 @@ def _banded_cholesky(K, linalg) -> tuple[np.ndarray, int]:
     """Upper banded Cholesky factor of a symmetric positive definite block, dense or sparse
     (its bandwidth detected from the non-zeros; the band read from the diagonals, never a
     dense copy of a sparse block)."""
-    from core.basis import is_sparse
+    from core.dynamics.basis import is_sparse
 
     if is_sparse(K):
         coo = K.tocoo()
@@ -519,7 +519,7 @@ class _Link:
 
     def _state(self, U1: np.ndarray) -> _LinkState:
         """The reduced quantities on U = [U0, U1] (U1 orthonormal, orthogonal to U0)."""
-        from core.basis import BeamBasis
+        from core.dynamics.basis import BeamBasis
 
         basis, U0 = self.basis, self.U0
         Y1 = self.solve_mass(U1)
@@ -593,7 +593,7 @@ class StructuredDynamics:
     Raises
     ------
     ValueError
-        For a model that is not a :class:`~core.engine.ChainModel`, has translating links
+        For a model that is not a :class:`~core.dynamics.engine.ChainModel`, has translating links
         (their K, D and mass blocks depend on the free length) or geometric stiffening (its
         kinetic energy holds δᵀP₁δ, δᵀP₂δ and the foreshortening δᵀHδ, whose gradients leave
         the span of the coupling functionals).
@@ -626,7 +626,7 @@ class StructuredDynamics:
 
     @property
     def model(self):
-        """The :class:`~core.engine.ChainModel` this data belongs to."""
+        """The :class:`~core.dynamics.engine.ChainModel` this data belongs to."""
         return self._model()
 
     # -- applied forces: B(τ + τ_c) − D q̇ − K q without the dense K, D --------------------
@@ -650,12 +650,12 @@ class StructuredDynamics:
         return forces, damping, coulomb
 
     def forward(self, q: np.ndarray, qd: np.ndarray, tau, friction: bool = True) -> np.ndarray:
-        """q̈ for joint inputs τ (as :meth:`~core.model.Model.forward_dynamics`)."""
+        """q̈ for joint inputs τ (as :meth:`~core.dynamics.model.Model.forward_dynamics`)."""
         forces, _, _ = self.applied(q, qd, tau, friction)
         return self.accelerations(q, qd, forces)
 
     def rates_function(self):
-        """``rates(x, τ) -> ẋ`` of :meth:`~core.model.Model.rates_function` on this path."""
+        """``rates(x, τ) -> ẋ`` of :meth:`~core.dynamics.model.Model.rates_function` on this path."""
         model = self.model
         n = model.n_dof
 
@@ -742,7 +742,7 @@ class StructuredDynamics:
 
 
 class ReducedChain:
-    """A chain at (q, q̇) on the subspaces U of its links: the engine's :class:`~core.engine.ChainModel`
+    """A chain at (q, q̇) on the subspaces U of its links: the engine's :class:`~core.dynamics.engine.ChainModel`
     on the basis functions Uᵀφ (``chain``, numpy engine) and the reduced state q̃ = Wᵀq,
     q̃̇ = Wᵀq̇ (``q``, ``qd``) with W = blockdiag(1_joints, U per link and plane), orthonormal.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.arm import Arm
-from core.kinematics import ChainKinematics
+from core.dynamics.kinematics import ChainKinematics
 
 
 def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:

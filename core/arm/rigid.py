@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.arm import Arm, Link
-from core.rotations import PRISMATIC_BEAM
+from core.numerics.rotations import PRISMATIC_BEAM
 
 
 def rigid_equivalent(arm: Arm) -> Arm:
