@@ -2,7 +2,8 @@
 eigenfunctions from :mod:`shapes`, fed to the shared engine in :mod:`core`.
 
 :mod:`amm.symbolic` (``amm.symbolic.derive``) derives the same equations of
-motion symbolically for planar arms; it is imported on first use (sympy).
+motion symbolically for revolute-joint arms, planar and spatial; it is imported
+on first use (sympy).
 """
 
 from amm.model import AssumedModesModel, modal_basis

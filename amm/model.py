@@ -93,8 +93,9 @@ class AssumedModesModel(ChainModel):
     ----------
     arm : Arm
     shape : str
-        Default shape family for every flexible link: ``"clamped-free"``,
-        ``"pinned-pinned"`` or ``"clamped-mass"``.
+        Default shape family for every flexible link, a name of :data:`shapes.FAMILIES`
+        (``"clamped-free"``, ``"pinned-pinned"``, ``"clamped-mass"``; on a translating link
+        also ``"beta-ode"``).
     modes : int
         Default number of modes per bending plane.
     shapes : mapping, optional
@@ -102,19 +103,20 @@ class AssumedModesModel(ChainModel):
         ``(family, modes, params)``, e.g. ``{1: ("clamped-mass", 3)}`` or
         ``{1: ("clamped-mass", 3, {"mass_ratio": 1.0, "inertia_ratio": 0.1})}``.
     reference : array_like, optional
-        Joint configuration at which the distal load of ``"clamped-mass"``
-        shapes without explicit ratios is evaluated, and, for a translating
-        link, the free length whose shapes are used (default: all joint
-        variables zero, translating links fully extended).
+        Joint configuration at which the tip load of a family that needs one
+        (``ShapeFamily.needs_tip_load``: ``"clamped-mass"`` without explicit ratios,
+        ``"beta-ode"``) is evaluated, and, for a translating link, the free length whose
+        shapes are used (default: all joint variables zero, translating links fully extended).
     tracker : {"frozen", "root", "table", "ode"}
-        Translating links with ``"clamped-mass"`` shapes: ``"frozen"`` (default) keeps
+        Translating links whose family can follow the free length
+        (``ShapeFamily.follower``: ``"clamped-mass"``): ``"frozen"`` (default) keeps
         the shapes of the reference free length; the others make them follow the free
         length l, μ(l) = M/(ρA l), j(l) = J/(ρA l³), with the roots β_k(l) solved at
         every evaluation (``"root"``), interpolated from a table over
         ``tracker_lengths`` (``"table"``), or integrated with the state of a simulation
-        (``"ode"``, seed 002 eqs. (11)–(13): the model's auxiliary states). The family
-        name ``"beta-ode"`` on a translating link means ``"clamped-mass"`` following the
-        length (with the ``"ode"`` tracker unless another is given).
+        (``"ode"``, Theodore & Ghosal (1997) eqs. (11)–(13): the model's auxiliary states).
+        The family ``"beta-ode"`` always follows the length (with the ``"ode"`` tracker
+        unless another is given).
     tracker_lengths : (float, float), optional
         Free lengths [m] spanned by the ``"table"`` tracker (default: a tenth of the
         beam length to the whole of it).
@@ -126,13 +128,14 @@ class AssumedModesModel(ChainModel):
     ``"clamped-mass"`` without ratios takes the distal load of the link
     (:func:`core.arm.loads.distal_load`): the mass beyond its tip and the rotary
     inertia about the tip's in-plane bending axis, so μ = M/(ρA L) and
-    j = J/(ρA L³). Both bending planes of a link use the same shapes.
+    j = J/(ρA L³). Both bending planes of a link use the same shapes. ``choices``
+    records each link's ``(family, modes, params)`` as ``shapes`` takes them.
 
-    A translating link (flexible, on a prismatic joint) uses ``"clamped-free"``
-    or ``"clamped-mass"`` shapes on η = s/l, with the roots of the free length
+    A translating link (flexible, on a prismatic joint) uses a clamped family
+    (:func:`shapes.translating_families`) on η = s/l, with the roots of the free length
     l_ref of the reference configuration (μ = M/(ρA l_ref), j = J/(ρA l_ref³)):
-    exact modes at l_ref, a fixed Ritz basis elsewhere (SPEC §4; the shapes do
-    not follow l — β tracking in time is :mod:`shapes.beta_ode`).
+    exact modes at l_ref, a fixed Ritz basis elsewhere (docs/MODEL.md, Dynamics), unless
+    its shapes follow the length (``tracker``, :mod:`shapes.following`).
     """
 
     def __init__(
@@ -148,77 +151,59 @@ class AssumedModesModel(ChainModel):
     ) -> None:
         if tracker not in TRACKER_CHOICES:
             raise ValueError(f"tracker must be one of {TRACKER_CHOICES}, got {tracker!r}")
-        overrides = dict(shapes or {})
-        unknown = sorted(set(overrides) - set(arm.flexible_links))
-        if unknown:
-            raise ValueError(
-                f"shapes: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
-            )
+        choices = arm.per_flexible_link("shapes", dict(shapes or {}), (shape, modes))
         self.choices: dict[int, tuple[str, int, dict]] = {}
         #: Translating links whose shapes follow the free length → their tracker.
         self.trackers: dict[int, str] = {}
-        reference = _reference(arm, reference)
-        self.reference = reference
+        self.reference = reference = _reference(arm, reference)
         bases = {}
         for number in arm.flexible_links:
-            spec = overrides.get(number, (shape, modes))
             translating = number in arm.translating_links
-            name, count, params = _parse_choice(number, spec, translating)
-            link = arm.links[number - 1]
-            length = reference[number - 1] if translating else link.length
-            following = translating and (
-                name == "beta-ode" or (name == "clamped-mass" and tracker != "frozen")
-            )
-            if name == "beta-ode":
-                if params:
-                    raise ValueError(
-                        f"shapes[{number}]: 'beta-ode' takes its tip load from the arm, got parameters {params}"
-                    )
-                name = "clamped-mass"
-            if name == "clamped-mass" and not params:
-                mass, inertia = distal_load(arm, number, reference)
-                params = {
-                    "mass_ratio": mass / (link.mass_per_length * length),
-                    "inertia_ratio": inertia / (link.mass_per_length * length**3),
-                }
-            try:
-                family = _family(name, params)
-            except ValueError as error:
-                raise ValueError(f"link {number}: {error}") from None
-            follow = None
-            if following:
-                follow = _following(
-                    arm, number, reference, count, tracker if tracker != "frozen" else "ode", tracker_lengths
-                )
+            choice = _parse_choice(number, choices[number], translating)
+            family, follow = _link_family(arm, number, reference, choice, tracker, tracker_lengths)
+            self.choices[number] = choice
+            count = choice[1]
+            if follow is not None:
                 self.trackers[number] = follow.tracker
-            self.choices[number] = (name, count, params)
             if translating:
-                bases[number] = translating_basis(family, count, length, follow)
+                bases[number] = translating_basis(family, count, reference[number - 1], follow)
             else:
-                bases[number] = modal_basis(family, count, link.length)
+                bases[number] = modal_basis(family, count, arm.links[number - 1].length)
         summary = ", ".join(f"link {k}: {n} x{c}" for k, (n, c, _) in self.choices.items())
         super().__init__(arm, bases, description=f"AMM ({summary or 'rigid'})", **engine_options)
 
 
-def _following(arm: Arm, number: int, reference, modes: int, tracker: str, lengths):
-    """The :class:`~shapes.following.LengthFollowing` of translating link ``number``: its tip load
-    is the distal load at ``reference`` (payloads and later links; constant as the beam slides)."""
-    from shapes.following import LengthFollowing
-
+def _link_family(
+    arm: Arm, number: int, reference: np.ndarray, choice: tuple[str, int, dict], tracker: str, lengths
+) -> tuple[shapes.ShapeFamily, Any]:
+    """The shape family of flexible link ``number`` and, on a translating link, the shapes that
+    follow its free length (None: fixed on η = s/l). The family declares what it needs from the
+    arm (:class:`shapes.ShapeFamily`): the link's tip load when it ``needs_tip_load`` (everything
+    distal at the reference configuration, :func:`core.arm.loads.distal_load`; on a translating
+    link at the reference free length), its parameters on this link (``link_parameters``) and its
+    ``follower`` (``lengths``: the free lengths a ``"table"`` tracker spans, default a tenth of
+    the beam length to the whole of it)."""
+    name, modes, params = choice
+    cls = shapes.FAMILIES[name]
     link = arm.links[number - 1]
-    mass, inertia = distal_load(arm, number, reference)
-    if lengths is None:
-        lengths = (0.1 * link.length, link.length)
+    translating = number in arm.translating_links
+    load = None
+    if cls.needs_tip_load:
+        mass, inertia = distal_load(arm, number, reference)
+        length = reference[number - 1] if translating else link.length
+        load = shapes.TipLoad(mass, inertia, link.mass_per_length, length)
     try:
-        return LengthFollowing(
-            mass, inertia, link.mass_per_length, modes, tracker=tracker, lengths=tuple(lengths)
-        )
+        parameters = cls.link_parameters(params, load)
+    except ValueError as error:
+        raise ValueError(f"shapes[{number}]: {error}") from None
+    try:
+        family = shapes.family(name, **parameters)
+        if not translating:
+            return family, None
+        span = (0.1 * link.length, link.length) if lengths is None else tuple(lengths)
+        return family, family.follower(load, modes, tracker, span)
     except ValueError as error:
         raise ValueError(f"link {number}: {error}") from None
-
-
-def _family(name: str, params: dict) -> shapes.ShapeFamily:
-    return shapes.family(name, **params)
 
 
 def _reference(arm: Arm, reference) -> np.ndarray:
@@ -242,9 +227,7 @@ def _parse_choice(number: int, spec: Any, translating: bool = False) -> tuple[st
     name, count = spec[0], spec[1]
     params = dict(spec[2]) if len(spec) == 3 else {}
     allowed, kind = (
-        ([*translating_families(), "beta-ode"], "translating")
-        if translating
-        else (fixed_length_families(), "fixed-length")
+        (translating_families(), "translating") if translating else (fixed_length_families(), "fixed-length")
     )
     if name not in allowed:
         raise ValueError(f"{where}: family must be one of {allowed} for a {kind} link, got {name!r}")

@@ -16,15 +16,16 @@ revolute links as the arm has coordinates (a compiled C++ rigid-body library:
 the speed a flexible arm of that size could aim at).
 
 Run from another checkout (``cd /work/main && python <this file>``) it measures
-that checkout's code (solvers it lacks are shown as "—"). Issue 13's own
-figures (2-core machine, medians, one thread): space arm ``forward_dynamics``
-740 µs, ``mass_matrix`` 671 µs, Pinocchio ``aba`` 15 links 4.25 µs; 32-link
-planar chain ``forward_dynamics`` 127 ms, time ∝ n^2.9–3.6. The figures of
-the compiled engine are in the closing note of issue 13 and docs/ARCHITECTURE.md.
+that checkout's code (solvers it lacks are shown as "—"). Before the compiled
+engine (2-core machine, medians, one thread) the space arm's ``forward_dynamics``
+took 740 µs and its ``mass_matrix`` 671 µs (Pinocchio ``aba``, 15 links: 4.25 µs),
+the 32-link planar chain's ``forward_dynamics`` 127 ms, time ∝ n^2.9–3.6; the
+compiled engine's figures are in docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -125,7 +126,11 @@ def measure(model, budget: float) -> dict[str, float]:
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="0.5 s per measurement, chains up to 32 links")
+    quick = parser.parse_args().quick
     budget = 0.5 if quick else 2.0
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         print("warning: run with OPENBLAS_NUM_THREADS=1 for comparable figures", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""FEM at scale (not a test; prints Markdown). Issue 14's measurements.
+"""FEM at scale (not a test; prints Markdown). The measurements of the O(E) eigen-path.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/fem_scale.py [--max-elements 4096] [--budget 30]
 

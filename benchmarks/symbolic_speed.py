@@ -1,20 +1,21 @@
-"""Generation time of amm.symbolic against brute force and seed 003's Table 1 (not a test).
+"""Generation time of amm.symbolic against brute force and Table 1 of the lumped-mass N-DOF paper
+(docs/REFERENCES.md) (not a test).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/symbolic_speed.py [--n-max 6] [--brute-max 2] [--eval-max 4]
 
 Rows:
 
 * ``flexible``: planar arms of N clamped-free links, 2 modes per link, no gravity;
-* ``lumped``: seed 003's N-link arm (the links of ``core.arm.presets.lumped_two_link``
+* ``lumped``: the lumped-mass N-DOF paper's N-link arm (the links of ``core.arm.presets.lumped_two_link``
   repeated, a 2.94 kg motor hub at every joint after the first, 0.343 kg payload,
   gravity), 2 modes per link;
 
 ``derive`` is :func:`amm.symbolic.derive` (M, ∂M/∂q, C, K, D, G, B with named
 parameters and modal constants), ``numeric`` the cse + lambdify of
-:meth:`SymbolicEOM.to_numeric`. ``brute`` derives the same Lagrangian
+:meth:`amm.symbolic.SymbolicEOM.to_numeric`. ``brute`` derives the same Lagrangian
 L = ½ q̇ᵀM(q)q̇ − V(q), handed over as one expanded scalar, with
 ``sympy.physics.mechanics.LagrangesMethod`` (mass matrix and forcing), the
-"traditional" route of differentiating the energy. Seed 003 (Table 1, i3-7100,
+"traditional" route of differentiating the energy. That paper (Table 1, i3-7100,
 Mathematica) is printed beside: proposed 0.36 / 0.92 / 4.21 / 21.3 / 114.6 s,
 traditional 41.63 / 106.28 / 212.57 / 365.28 / 1316.45 s for N = 1…5.
 
@@ -44,7 +45,7 @@ from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
 from amm.symbolic import derive
 from core.arm import Arm, Joint, Link, Payload
 
-SEED_003 = {  # N: (proposed, traditional) [s], seed 003 Table 1
+PAPER_TABLE_1 = {  # N: (proposed, traditional) [s], Table 1 of the lumped-mass N-DOF paper
     1: (0.36, 41.63),
     2: (0.92, 106.28),
     3: (4.21, 212.57),
@@ -59,7 +60,7 @@ def flexible_arm(n: int) -> Arm:
 
 
 def lumped_arm(n: int) -> Arm:
-    """Seed 003's arm with N links (the two links of ``lumped_two_link`` alternating)."""
+    """The lumped-mass N-DOF paper's arm with N links (the two links of ``lumped_two_link`` alternating)."""
     E = 2.06e11
     data = [(0.475, 0.374, 16e-11), (0.435, 0.29, 6.75e-11)]
     links = [Link.flexible(L, m / L, E * I) for L, m, I in (data[k % 2] for k in range(n))]
@@ -110,7 +111,7 @@ def main() -> None:
     parser.add_argument("--no-space-arm", action="store_true", help="skip the space-arm row")
     args = parser.parse_args()
     print(
-        "| arm | N | coordinates | derive [s] | numeric [s] | brute force [s] | seed 003 proposed / traditional [s] |"
+        "| arm | N | coordinates | derive [s] | numeric [s] | brute force [s] | paper proposed / traditional [s] |"
     )
     print("|---|---|---|---|---|---|---|")
     for kind, factory in (("flexible", flexible_arm), ("lumped", lumped_arm)):
@@ -120,9 +121,9 @@ def main() -> None:
             eom.to_numeric()
             numeric = time.perf_counter() - start
             brute = f"{brute_force(eom):.2f}" if n <= args.brute_max else "–"
-            seed = "{} / {}".format(*SEED_003[n]) if kind == "lumped" and n in SEED_003 else "–"
+            paper = "{} / {}".format(*PAPER_TABLE_1[n]) if kind == "lumped" and n in PAPER_TABLE_1 else "–"
             print(
-                f"| {kind} | {n} | {len(eom.q)} | {eom.seconds:.2f} | {numeric:.2f} | {brute} | {seed} |",
+                f"| {kind} | {n} | {len(eom.q)} | {eom.seconds:.2f} | {numeric:.2f} | {brute} | {paper} |",
                 flush=True,
             )
     from amm import AssumedModesModel

@@ -1,7 +1,7 @@
 """Assembly of one beam's Hermite elements and its boundary conditions.
 
 Global degrees of freedom: (w_k, θ_k) at node k, indices 2k and 2k + 1.
-Boundary conditions of the two frame choices (SPEC §5):
+Boundary conditions of the two frame choices (docs/MODEL.md, Finite elements):
 
 ``"clamped"``  w = θ = 0 at the joint (the link frame is tangent to the beam);
 ``"pinned"``   w = 0 at both ends (the link frame runs along the chord).
@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse
 
 from core.dynamics.basis import FRAMES, BeamBasis
+from core.numerics.quadrature import composite_gauss
 from fem.deformation import RelativeCoordinates
 from fem.element import element_matrices, hermite
 
@@ -133,16 +134,15 @@ def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBa
 def _slope_gram(nodes: np.ndarray, free: np.ndarray):
     """``BeamBasis.slope_gram`` of a mesh: ∫₀^upper w(s) φ'φ'ᵀ ds exactly (the slopes are
     quadratic on each element and w of degree ≤ 2: four Gauss points per element, or per
-    part of the element cut at ``upper``), sparse CSR with the band of the mass matrix."""
-    x, wx = np.polynomial.legendre.leggauss(4)
+    part of the element cut at ``upper``: :func:`core.numerics.quadrature.composite_gauss`), sparse
+    CSR with the band of the mass matrix."""
 
     def gram(weight: tuple, upper: float) -> scipy.sparse.csr_matrix:
         if len(weight) > 3:
             raise ValueError(f"slope_gram: weights of degree <= 2 only, got {len(weight) - 1}")
         edges = np.concatenate([nodes[nodes < upper], [min(upper, nodes[-1])]])
-        half, mid = 0.5 * np.diff(edges), 0.5 * (edges[1:] + edges[:-1])
-        points = (mid[:, None] + half[:, None] * x).ravel()
-        weights = (half[:, None] * wx).ravel() * np.polynomial.polynomial.polyval(points, weight)
+        points, weights = composite_gauss(edges, 4)
+        weights = weights * np.polynomial.polynomial.polyval(points, weight)
         slopes = interpolation(nodes, points, 1, sparse=True)[free]
         out = (slopes @ scipy.sparse.diags(weights) @ slopes.T).tocsr()
         return _symmetric(out)

@@ -43,9 +43,6 @@ from fem.mesh import graded_mesh, uniform_mesh
 
 #: Below this many unknowns H is formed densely and solved with ``eigh``.
 DENSE_LIMIT = 64
-#: The boundary conditions this solver handles, by shape-family name (the frame each implies is
-#: the family's ``frame``).
-BOUNDARY_CONDITIONS = ("clamped-free", "clamped-mass", "pinned-pinned")
 
 
 def beam_frequencies(
@@ -67,9 +64,11 @@ def beam_frequencies(
         L [m], EI [N m²], ρA [kg/m].
     elements : int
         Number of Hermite elements.
-    bc : {"clamped-free", "pinned-pinned", "clamped-mass"}
-        Boundary conditions; ``"clamped-mass"`` uses ``tip_mass`` [kg] and
-        ``tip_inertia`` [kg m²] at the free end.
+    bc : str
+        Boundary conditions, named by a shape family of fixed length
+        (:func:`shapes.fixed_length_families`: ``"clamped-free"``, ``"pinned-pinned"``,
+        ``"clamped-mass"``): the mesh takes the family's ``frame``, and a family that
+        ``needs_tip_load`` takes ``tip_mass`` [kg] and ``tip_inertia`` [kg m²] at the free end.
     n : int
         Number of frequencies.
     grading : float
@@ -78,14 +77,16 @@ def beam_frequencies(
     Identical (in exact arithmetic) to the eigenvalues of the assembled
     Hermite model; see the module docstring for how they are computed.
     """
-    if bc not in BOUNDARY_CONDITIONS:
-        raise ValueError(f"bc must be one of {sorted(BOUNDARY_CONDITIONS)}, got {bc!r}")
+    families = shapes.fixed_length_families()
+    if bc not in families:
+        raise ValueError(f"bc must be one of {sorted(families)}, got {bc!r}")
     for name, value in (("length", length), ("EI", EI), ("mass_per_length", mass_per_length)):
         check.positive(value, "", name)
     for name, value in (("tip_mass", tip_mass), ("tip_inertia", tip_inertia)):
         check.nonnegative(value, "", name)
-    if bc != "clamped-mass" and (tip_mass or tip_inertia):
-        raise ValueError(f"tip_mass and tip_inertia need bc='clamped-mass', got bc={bc!r}")
+    if not shapes.FAMILIES[bc].needs_tip_load and (tip_mass or tip_inertia):
+        loaded = " or ".join(repr(name) for name in families if shapes.FAMILIES[name].needs_tip_load)
+        raise ValueError(f"tip_mass and tip_inertia need bc={loaded}, got bc={bc!r}")
     nodes = uniform_mesh(length, elements) if grading == 1.0 else graded_mesh(length, elements, grading)
     unknowns = 2 * elements
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= unknowns:

@@ -33,7 +33,7 @@ class FiniteElementModel(ChainModel):
     Lumped masses and payloads need no node where they sit: the engine
     evaluates the element interpolation there, which is exact for a point load.
 
-    On a translating link the elements span the free length l (SPEC §5): the
+    On a translating link the elements span the free length l (docs/MODEL.md, Finite elements): the
     mesh lives on η = s/l, so the element matrices scale with l, and the slope
     coordinates are dw/dη (= l · dw/ds).
     """
@@ -47,9 +47,9 @@ class FiniteElementModel(ChainModel):
         default_elements: int = 8,
         **engine_options: Any,
     ) -> None:
-        counts = _per_link(arm, "elements", elements, default_elements)
-        frames = _per_link(arm, "frame", frame, "clamped")
-        gradings = _per_link(arm, "grading", grading, 1.0)
+        counts = arm.per_flexible_link("elements", elements, default_elements)
+        frames = arm.per_flexible_link("frame", frame, "clamped")
+        gradings = arm.per_flexible_link("grading", grading, 1.0)
         bases = {}
         for number in arm.flexible_links:
             if frames[number] not in FRAMES:
@@ -75,17 +75,6 @@ class FiniteElementModel(ChainModel):
         self.frames = frames
         summary = ", ".join(f"link {k}: {counts[k]} el. {frames[k]}" for k in arm.flexible_links)
         super().__init__(arm, bases, description=f"FEM ({summary or 'rigid'})", **engine_options)
-
-
-def _per_link(arm: Arm, name: str, value: Any, default: Any) -> dict[int, Any]:
-    if isinstance(value, Mapping):
-        unknown = sorted(set(value) - set(arm.flexible_links))
-        if unknown:
-            raise ValueError(
-                f"{name}: links {unknown} are not flexible links (flexible: {list(arm.flexible_links)})"
-            )
-        return {k: value.get(k, default) for k in arm.flexible_links}
-    return {k: value for k in arm.flexible_links}
 
 
 __all__ = ["FiniteElementModel"]

@@ -21,23 +21,22 @@ Inner product and normalization are described in :mod:`shapes.base`.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 from typing import Any
 
-from shapes.base import REGISTRY, ModalIntegrals, ShapeFamily
+from shapes.base import ModalIntegrals, ShapeFamily, TipLoad
 from shapes.beta_ode import TRACKERS, BetaHistory, BetaODE
 from shapes.clamped import ClampedFree, ClampedMass
 from shapes.pinned_pinned import PinnedPinned
 
-#: Shape families by registry name. A :class:`ShapeFamily` subclass with a ``name``
-#: registers itself when defined, and every module of this package is imported here,
-#: so a new family is one new module (with ``name``, ``frame`` and the hooks).
-FAMILIES: dict[str, type[ShapeFamily]] = REGISTRY
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+#: Shape families by registry name: the built-in ones; a new family is a module in this
+#: package and one more entry (``FAMILIES[name] = cls``, as the other registries).
+FAMILIES: dict[str, type[ShapeFamily]] = {
+    "clamped-free": ClampedFree,
+    "clamped-mass": ClampedMass,
+    "beta-ode": BetaODE,
+    "pinned-pinned": PinnedPinned,
+}
 
 
 def fixed_length_families() -> list[str]:
@@ -46,8 +45,9 @@ def fixed_length_families() -> list[str]:
 
 
 def translating_families() -> list[str]:
-    """Families a translating link can use: clamped at the hub exit, fixed on η = s/l."""
-    return [name for name in fixed_length_families() if FAMILIES[name].frame == "clamped"]
+    """Families a translating link can use: clamped at the hub exit (fixed on η = s/l, or
+    following the free length)."""
+    return [name for name, cls in FAMILIES.items() if cls.frame == "clamped"]
 
 
 def family(name: str, **params: Any) -> ShapeFamily:
@@ -85,6 +85,7 @@ __all__ = [
     "ModalIntegrals",
     "PinnedPinned",
     "ShapeFamily",
+    "TipLoad",
     "family",
     "fixed_length_families",
     "translating_families",

@@ -29,6 +29,13 @@ Subclasses set ``name`` and ``frame`` and implement five hooks:
 ``_boundary_residuals(betas, coefficients)``
     relative residuals of the four boundary conditions, shape (n, 4).
 
+What a family needs from the arm it declares itself, so a model keys nothing on its
+name: ``needs_tip_load`` (the model then hands it the link's :class:`TipLoad`),
+:meth:`ShapeFamily.link_parameters` (its constructor parameters on one link),
+:meth:`ShapeFamily.follower` (shapes that follow a translating link's free length) and
+``tracks_length`` (only translating links may use it). ``parameters`` gives the
+constructor parameters back, from which ``repr``, equality and hashing follow.
+
 The public methods validate arguments, cache, and slice: the first ``n`` modes
 of a family never depend on how many modes were asked for before, so the
 n-mode basis is always the leading part of the (n+k)-mode basis.
@@ -115,40 +122,108 @@ def _gram_matrix(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return 0.5 * (gram + gram.T)
 
 
-#: Shape families by registry name (``shapes.FAMILIES``): every subclass of
-#: :class:`ShapeFamily` that sets ``name`` is entered here when its class is defined.
-REGISTRY: dict[str, type[ShapeFamily]] = {}
+@dataclass(frozen=True)
+class TipLoad:
+    """What a link carries beyond its tip, as a model hands it to a family that
+    ``needs_tip_load`` (the assumed-modes backend: :func:`core.arm.loads.distal_load`).
+
+    Attributes
+    ----------
+    mass : float
+        M [kg] beyond the tip.
+    inertia : float
+        J [kg m²] about the tip's in-plane bending axis.
+    mass_per_length : float
+        ρA [kg/m] of the link.
+    length : float
+        The length L [m] the shapes are built for (a translating link's reference free length).
+    """
+
+    mass: float
+    inertia: float
+    mass_per_length: float
+    length: float
+
+    @property
+    def mass_ratio(self) -> float:
+        """μ = M/(ρA L)."""
+        return self.mass / (self.mass_per_length * self.length)
+
+    @property
+    def inertia_ratio(self) -> float:
+        """j = J/(ρA L³)."""
+        return self.inertia / (self.mass_per_length * self.length**3)
 
 
 class ShapeFamily(ABC):
     """A family of beam mode shapes; see the module docstring for the contract.
 
-    Defining a subclass with its own ``name`` registers it in ``shapes.FAMILIES``
-    (a later class of the same name replaces the earlier one), so a new family is
-    one module in ``shapes/``: the package imports all of its modules.
+    A new family is one module in ``shapes/`` and one entry of ``shapes.FAMILIES``.
     """
 
     #: Registry name, e.g. ``"clamped-free"``.
     name: ClassVar[str]
-    #: The link frame the boundary conditions imply (SPEC §5), one of
+    #: The link frame the boundary conditions imply (docs/MODEL.md, Finite elements), one of
     #: ``core.dynamics.basis.FRAMES``: ``"clamped"`` (w = w' = 0 at the joint, frame
     #: tangent to the beam) or ``"pinned"`` (w = 0 at both ends, chord frame).
     #: The FEM frame that reproduces a family is this value.
     frame: ClassVar[str]
     #: True for a family whose shapes follow a changing free length (built from
-    #: physical tip data and a length, not from fixed ratios); models choose
-    #: their shapes from the others.
+    #: physical tip data and a length, not from fixed ratios): only translating links
+    #: use it; models choose the shapes of fixed-length links from the others.
     tracks_length: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            REGISTRY[cls.name] = cls
+    #: True for a family whose shapes depend on the load beyond the link's tip: a model
+    #: hands :meth:`link_parameters` and :meth:`follower` the link's :class:`TipLoad`.
+    needs_tip_load: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._betas = np.empty(0)
         self._coefficients: Any = None
         self._integrals: dict[int, ModalIntegrals] = {}
+
+    @classmethod
+    def link_parameters(cls, parameters: dict[str, Any], load: TipLoad | None) -> dict[str, Any]:
+        """The constructor parameters of this family on one link: by default the ones the
+        model was given for it. ``load`` is the link's tip load when ``needs_tip_load``
+        (else None); a family that takes its shapes from the arm derives them from it."""
+        return parameters
+
+    def follower(self, load: TipLoad | None, modes: int, tracker: str, lengths: tuple[float, float]) -> Any:
+        """Shapes that follow a translating link's free length, or None: the shapes of this
+        family stay fixed on η = s/l (the default).
+
+        Parameters
+        ----------
+        load : TipLoad or None
+            The link's tip load (``needs_tip_load``), at its reference free length.
+        modes : int
+            Number of modes per bending plane.
+        tracker : str
+            The model's tracker (``amm.model.TRACKER_CHOICES``): ``"frozen"`` or how the
+            roots follow the length (:data:`shapes.following.TRACKERS`).
+        lengths : (float, float)
+            Free lengths [m] a ``"table"`` tracker spans.
+
+        Returns
+        -------
+        :class:`shapes.following.LengthFollowing` or None
+        """
+        return None
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The constructor parameters of this family (none by default)."""
+        return {}
+
+    def __repr__(self) -> str:
+        arguments = ", ".join(f"{key}={value!r}" for key, value in self.parameters.items())
+        return f"{type(self).__name__}({arguments})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.parameters == self.parameters
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(self.parameters.items())))
 
     # -- tip terms of the inner product (zero unless the family has a tip load)
     @property

@@ -28,13 +28,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from core.numerics import validation as check
-from shapes.base import check_modes
+from shapes.base import TipLoad, check_modes
 from shapes.clamped import ClampedMass
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
+from shapes.following import LengthFollowing
 
 #: Default number of lengths in the ``"table"`` method.
 TABLE_POINTS = 64
@@ -77,20 +79,35 @@ class BetaODE(ClampedMass):
         self.length = _positive("length", length)
         super().__init__(*self.ratios(self.length))
 
-    def __repr__(self) -> str:
-        return (
-            f"BetaODE(tip_mass={self.tip_mass!r}, tip_inertia={self.tip_inertia!r}, "
-            f"mass_per_length={self.mass_per_length!r}, length={self.length!r})"
-        )
+    @classmethod
+    def link_parameters(cls, parameters: dict[str, Any], load: TipLoad | None) -> dict[str, Any]:
+        """The link's tip load and reference free length: the shapes are the clamped–mass shapes
+        of that load (no parameters of their own)."""
+        if parameters:
+            raise ValueError(f"{cls.name!r} takes its tip load from the arm, got parameters {parameters}")
+        if load is None:
+            raise ValueError(f"{cls.name!r} needs the link's tip load")
+        return {
+            "tip_mass": load.mass,
+            "tip_inertia": load.inertia,
+            "mass_per_length": load.mass_per_length,
+            "length": load.length,
+        }
 
-    def _key(self) -> tuple[float, float, float, float]:
-        return (self.tip_mass, self.tip_inertia, self.mass_per_length, self.length)
+    def follower(
+        self, load: TipLoad | None, modes: int, tracker: str, lengths: tuple[float, float]
+    ) -> LengthFollowing | None:
+        """Always follows the free length: with the ``"ode"`` tracker unless another is given."""
+        return super().follower(load, modes, "ode" if tracker == "frozen" else tracker, lengths)
 
-    def __eq__(self, other: object) -> bool:
-        return type(other) is BetaODE and other._key() == self._key()
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._key()))
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "tip_mass": self.tip_mass,
+            "tip_inertia": self.tip_inertia,
+            "mass_per_length": self.mass_per_length,
+            "length": self.length,
+        }
 
     def ratios(self, length: float | np.ndarray) -> tuple:
         """(μ, j) = (M/(ρA l), J/(ρA l³)) at free length ``length``."""

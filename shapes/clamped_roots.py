@@ -74,6 +74,16 @@ def clamped_mass_function(
     return clamped_mass_partials(beta, mass_ratio, inertia_ratio)[0]
 
 
+def sech_tanh(beta: np.ndarray, analytic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(sech β, tanh β); ``analytic``: from e^{−β} and e^{−2β}, which a complex β takes
+    without overflow of cosh and with no cancellation in the imaginary part."""
+    if analytic:
+        decay = np.exp(-beta)
+        decay2 = decay * decay
+        return 2.0 * decay / (1.0 + decay2), (1.0 - decay2) / (1.0 + decay2)
+    return 1.0 / np.cosh(beta), np.tanh(beta)
+
+
 def clamped_mass_partials(
     beta: np.ndarray | float, mass_ratio: float, inertia_ratio: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -102,18 +112,14 @@ def clamped_mass_partials(
     -------
     f, f_beta, f_mu, f_j : ndarray, shape of ``beta`` (broadcast with μ, j)
     """
-    if any(np.iscomplexobj(x) for x in (beta, mass_ratio, inertia_ratio)):
+    analytic = any(np.iscomplexobj(x) for x in (beta, mass_ratio, inertia_ratio))
+    if analytic:
         b = np.asarray(beta, dtype=complex)
         mu, jr = np.asarray(mass_ratio), np.asarray(inertia_ratio)
-        decay = np.exp(-b)
-        decay2 = decay * decay
-        S = 2.0 * decay / (1.0 + decay2)
-        T = (1.0 - decay2) / (1.0 + decay2)
     else:
         b = np.asarray(beta, dtype=float)
         mu, jr = _real_ratio(mass_ratio), _real_ratio(inertia_ratio)
-        S = 1.0 / np.cosh(b)
-        T = np.tanh(b)
+    S, T = sech_tanh(b, analytic)
     c, s = np.cos(b), np.sin(b)
     f = (S + c) - mu * b * (s - T * c) - jr * b**3 * (s + T * c) + mu * jr * b**4 * (S - c)
     f_beta = (

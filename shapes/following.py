@@ -7,7 +7,7 @@ are the clamped–mass eigenfunctions of the *current* length,
     ψ_k(η; l),  η = s/l ∈ [0, 1],  ratios μ(l) = M/(ρA l),  j(l) = J/(ρA l³),
 
 normalized in the tip-mass inner product ∫ψψ + μψ(1)ψ(1) + jψ'(1)ψ'(1) = δ
-with a positive tip deflection (:mod:`shapes.clamped`), and roots β_k(l) of
+with a positive tip deflection (:mod:`shapes.clamped_functions`), and roots β_k(l) of
 the clamped–mass frequency equation (:mod:`shapes.clamped_roots`). At fixed s
 the deflection shape changes with l both through η = s/l and through
 (β, μ, j), so the velocity field of l̇ has the shape
@@ -35,7 +35,7 @@ Roots along l (:data:`TRACKERS`)
     equally spaced lengths over ``lengths`` (as :mod:`shapes.beta_ode`'s
     ``"table"``). Its error is O(h⁴ max|β⁽⁴⁾|/384), largest where β changes
     fastest (short lengths); measured, max |β_table − β_exact| over 1001
-    lengths: SPEC §9 RRP link 3 (M = 0.0828 kg, J = 1e-4 kg m²,
+    lengths: the RRP link 3 of docs/MODEL.md, Reference arms (M = 0.0828 kg, J = 1e-4 kg m²,
     ρA = 0.331 kg/m, l ∈ [0.3, 1.3] m, 4 or 8 modes) 4.7e-7 with 64 points,
     8.0e-6 with 32; M = 1 kg, J = 0.01 kg m², ρA = 0.5 kg/m,
     l ∈ [0.2, 2] m: 1.1e-6 with 64 points.
@@ -50,8 +50,8 @@ Derivatives with respect to l
 Along the path ψ(η; l) is the normalized clamped–mass shape with parameters
 (β(l), μ(l), j(l)), β(l₀ + Δ) = β_tracker(l₀) + [β_exact(l₀ + Δ) − β_exact(l₀)]:
 the tracker's value, the exact root's variation. Every step of the shape
-construction (:func:`shapes.clamped.clamped_coefficients`: coefficients,
-closed-form Gram matrix, normalization; :func:`shapes.clamped.clamped_evaluate`)
+construction (:func:`shapes.clamped_functions.clamped_coefficients`: coefficients,
+closed-form Gram matrix, normalization; :func:`shapes.clamped_functions.clamped_evaluate`)
 is analytic in (β, μ, j), its branch decisions (which root condition fixes
 the mode, which coefficient scales it before the square root of the norm,
 the sign) are those of the real point l₀, and μ, j and β_exact are analytic
@@ -121,8 +121,8 @@ import numpy as np
 from core.numerics import validation as check
 from core.numerics.quadrature import panel_rule
 from shapes.base import check_eta
-from shapes.clamped import clamped_coefficients, clamped_evaluate
-from shapes.clamped_roots import clamped_mass_count, clamped_mass_partials, clamped_mass_roots
+from shapes.clamped_functions import clamped_coefficients, clamped_evaluate
+from shapes.clamped_roots import clamped_mass_count, clamped_mass_partials, clamped_mass_roots, sech_tanh
 
 #: Root trackers (see the module docstring).
 TRACKERS = ("root", "table", "ode")
@@ -214,14 +214,7 @@ def _frequency_terms(beta: np.ndarray, mu: Any, jr: Any) -> tuple[np.ndarray, np
     w = S − c) and without f̃_μ, f̃_j: about half the work; real or complex
     (sech and tanh from e^{−2β} there, as in ``clamped_mass_partials``).
     """
-    if np.iscomplexobj(beta) or np.iscomplexobj(mu) or np.iscomplexobj(jr):
-        decay = np.exp(-beta)
-        decay2 = decay * decay
-        S = 2.0 * decay / (1.0 + decay2)
-        T = (1.0 - decay2) / (1.0 + decay2)
-    else:
-        S = 1.0 / np.cosh(beta)
-        T = np.tanh(beta)
+    S, T = sech_tanh(beta, np.iscomplexobj(beta) or np.iscomplexobj(mu) or np.iscomplexobj(jr))
     c, s = np.cos(beta), np.sin(beta)
     Tc, Ts, ST = T * c, T * s, S * T
     u, v, w = s - Tc, s + Tc, S - c

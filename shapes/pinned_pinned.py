@@ -27,15 +27,6 @@ class PinnedPinned(ShapeFamily):
     name = "pinned-pinned"
     frame = "pinned"
 
-    def __repr__(self) -> str:
-        return "PinnedPinned()"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is PinnedPinned
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
     def _roots(self, n: int) -> np.ndarray:
         return np.pi * np.arange(1, n + 1, dtype=float)
 

@@ -242,11 +242,11 @@ def _schema(kind: str | None) -> int:
     """Print the JSON schema of the config, or of one kind's [analysis] table."""
     import json
 
-    from studies.config import StudyConfig
+    from studies.config import config_schema
     from studies.kinds import KINDS
 
     if kind is None:
-        schema = StudyConfig.model_json_schema()
+        schema = config_schema().model_json_schema()
     elif kind in KINDS:
         schema = KINDS[kind].analysis_schema.model_json_schema()
     else:

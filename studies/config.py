@@ -10,6 +10,7 @@ everywhere a user sees numbers: ``sweep.modes[3]: must be > 0, got 0``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import tomllib
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from pydantic import (
     PositiveInt,
     StrictInt,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -31,7 +33,7 @@ from pydantic import (
 from core.arm import Arm, Joint, Link, Payload
 from core.arm.presets import PRESETS
 from shapes import FAMILIES
-from studies.discretizations import BACKENDS, Case, discretizations
+from studies.discretizations import BACKENDS, Case, SizeColumn, discretizations, size_columns
 from studies.errors import ConfigError
 from studies.limits import (
     MAX_THREADS,
@@ -40,6 +42,7 @@ from studies.limits import (
     check_repeats,
     check_values,
     cores,
+    exactly,
     soft_violations,
 )
 from studies.text import shown
@@ -74,12 +77,6 @@ class StudySection(_Section):
         return value
 
 
-def _vector3(value: list[float]) -> list[float]:
-    if len(value) != 3:
-        raise ValueError("must hold exactly 3 values (x, y, z)")
-    return value
-
-
 class ArmSection(_Section):
     preset: str | None = Field(
         None,
@@ -98,7 +95,7 @@ class ArmSection(_Section):
     payload: dict[str, Any] | None = Field(
         None, description="A rigid body at the tip of the last link (the fields of core.arm.Payload)."
     )
-    gravity: Annotated[list[float], AfterValidator(_vector3)] = Field(
+    gravity: Annotated[list[float], exactly(3, " (x, y, z)")] = Field(
         [0.0, 0.0, 0.0],
         description="Gravitational acceleration (x, y, z) in the base frame; z = 0 for a planar arm; "
         "given with a preset, it replaces the preset's [m/s^2].",
@@ -117,20 +114,9 @@ class ArmSection(_Section):
         return value
 
 
-#: Modes per bending plane or elements per link above this are refused: a model's squared
-#: frequencies span about size⁴, past the 1e16 that double precision resolves beyond it.
-MAX_SIZE = 100_000
-#: Values of ``sweep.modes`` or ``sweep.elements`` above this are refused: each one is a case.
+#: Values of a sweep's size list (``sweep.modes``, ``sweep.elements``) above this are refused:
+#: each one is a case.
 MAX_SIZES = 1000
-
-#: A refinement count: a strict integer (``true`` is not 1) > 0.
-Size = Annotated[
-    StrictInt,
-    Field(gt=0),
-    AtMost(MAX_SIZE, "a model's squared frequencies span about size^4, past what double precision resolves"),
-]
-#: The list of a sweep's sizes: each value is a case of every backend and family.
-Sizes = Annotated[list[Size], AtMostItems(MAX_SIZES, "each value is a case of every backend and family")]
 
 
 def _registered(registry: Callable[[], Any], what: str) -> Callable[[str], str]:
@@ -169,15 +155,11 @@ class SweepSection(_Section):
         "clamped-mass shapes whose roots are integrated with the motion) needs every flexible link of "
         "the arm to translate when AMM runs.",
     )
-    modes: Sizes = Field(
-        default=[2], min_length=1, description="AMM: modes per bending plane of every flexible link."
-    )
-    elements: Sizes = Field(
-        default=[4],
-        min_length=1,
-        description="FEM: elements per flexible link, the same count on every flexible link, uniform mesh "
-        "(per-link counts and graded meshes are options of fem.FiniteElementModel, not config keys).",
-    )
+
+
+class StiffeningOption(_Section):
+    """The last key of ``[sweep]``, after the backends' size lists (:func:`config_schema`)."""
+
     geometric_stiffening: bool | list[bool] = Field(
         default=False,
         description="Keep the axial foreshortening u = -1/2 int w'^2 of every flexible link (geometric, e.g. "
@@ -208,6 +190,13 @@ class SweepSection(_Section):
         return tuple(value) if isinstance(value, list) else (value,)
 
 
+def _size_list(column: SizeColumn) -> Any:
+    """The annotation of a size list: strict integers (``true`` is not 1) > 0 and at most the
+    column's limit, at most :data:`MAX_SIZES` of them."""
+    size = Annotated[StrictInt, Field(gt=0), AtMost(column.limit, column.limit_why)]
+    return Annotated[list[size], AtMostItems(MAX_SIZES, "each value is a case of every backend and family")]
+
+
 class ReportSection(_Section):
     formats: list[Literal["csv", "markdown", "latex"]] = Field(
         default=["csv", "markdown"],
@@ -218,13 +207,17 @@ class ReportSection(_Section):
     plots: bool = Field(True, description="Write the kind's plots (PNG and PDF).")
 
 
+#: A count of threads or processes: > 0 and at most :data:`studies.limits.MAX_THREADS`.
+Threads = Annotated[PositiveInt, AtMost(MAX_THREADS, "no machine has that many cores")]
+
+
 class ExecutionSection(_Section):
     executor: Literal["serial", "processes", "dask"] = Field(
         "serial",
         description="Where cases run: one after the other (serial), in a local process pool (processes) "
         "or on a Dask cluster (dask).",
     )
-    workers: Annotated[PositiveInt, AtMost(MAX_THREADS, "no machine has that many cores")] = Field(
+    workers: Threads = Field(
         1,
         description="Cases run at once: the processes of the pool or the workers of a local Dask "
         "cluster (serial runs one); more than twice the machine's cores only with --force.",
@@ -236,7 +229,7 @@ class ExecutionSection(_Section):
     )
     # OpenBLAS's default uses every core for each small matrix: measured 2.07 s
     # against 0.023 s for the quickstart's 32-element case.
-    blas_threads: Annotated[PositiveInt, AtMost(MAX_THREADS, "no machine has that many cores")] = Field(
+    blas_threads: Threads = Field(
         1,
         description="BLAS threads per case (every BLAS library a case uses, SciPy's own included); more "
         "than the machine's cores only with --force. results.csv is the same byte for byte for the same "
@@ -266,12 +259,45 @@ class ExecutionSection(_Section):
 
 
 class StudyConfig(_Section):
+    """A validated study config. Its ``[sweep]`` holds the size lists of the registered
+    backends, so a config is validated with :func:`config_schema`, this model with them."""
+
     study: StudySection
     arm: ArmSection
     sweep: SweepSection = SweepSection()
     analysis: dict[str, Any] = {}
     report: ReportSection = ReportSection()
     execution: ExecutionSection = ExecutionSection()
+
+
+def config_schema() -> type[StudyConfig]:
+    """The schema of a study config for the backends registered now: ``[sweep]`` has one size
+    list per size column (:func:`studies.discretizations.size_columns`), between ``shapes`` and
+    ``geometric_stiffening``. Built when a config is validated, so a backend registered after
+    import is accepted with its own column."""
+    return _config_schema(tuple((column, tuple(labels)) for column, labels in size_columns().values()))
+
+
+@functools.lru_cache(maxsize=8)
+def _config_schema(columns: tuple[tuple[SizeColumn, tuple[str, ...]], ...]) -> type[StudyConfig]:
+    sizes = {
+        column.name: (
+            _size_list(column),
+            Field(
+                default=list(column.default),
+                min_length=1,
+                description=f"{' and '.join(labels)}: {column.description}",
+            ),
+        )
+        for column, labels in columns
+    }
+    # Fields follow the bases from the last to the first: backends and shapes, the sizes, then
+    # geometric_stiffening (the order of the reference and of a folder's config.toml).
+    sized = create_model("SweepSizes", __base__=SweepSection, **sizes)
+    sweep = create_model("SweepSection", __base__=(StiffeningOption, sized), __doc__=SweepSection.__doc__)
+    return create_model(
+        "StudyConfig", __base__=StudyConfig, __doc__=StudyConfig.__doc__, sweep=(sweep, sweep())
+    )
 
 
 def _path(location: tuple, data: Any = None) -> str:
@@ -297,30 +323,30 @@ def _path(location: tuple, data: Any = None) -> str:
     return "".join(parts)
 
 
+#: Refusals of pydantic's error types, filled from the error's context (``{gt}``: its bound).
+MESSAGES = {
+    "greater_than": "must be > {gt}",
+    "greater_than_equal": "must be >= {ge}",
+    "less_than": "must be < {lt}",
+    "less_than_equal": "must be <= {le}",
+    "too_short": "must hold at least {min_length} values",
+    "too_long": "must hold at most {max_length} values",
+    "literal_error": "must be one of {expected}",
+}
+#: Refusals that name no value.
+BARE_MESSAGES = {"extra_forbidden": "unknown key", "missing": "missing required key"}
+
+
 def _message(error: dict) -> str:
     kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
-    if kind == "greater_than":
-        text = f"must be > {ctx['gt']}"
-    elif kind == "greater_than_equal":
-        text = f"must be >= {ctx['ge']}"
-    elif kind == "less_than":
-        text = f"must be < {ctx['lt']}"
-    elif kind == "less_than_equal":
-        text = f"must be <= {ctx['le']}"
-    elif kind == "too_short" and ctx.get("min_length", 1) <= 1:
+    if kind in BARE_MESSAGES:
+        return BARE_MESSAGES[kind]
+    if kind == "too_short" and ctx.get("min_length", 1) <= 1:
         return "must not be empty"
-    elif kind in ("too_short", "too_long") and ctx.get("min_length") == ctx.get("max_length"):
+    if kind in ("too_short", "too_long") and ctx.get("min_length") == ctx.get("max_length"):
         text = f"must hold exactly {ctx['min_length']} values"
-    elif kind == "too_short":
-        text = f"must hold at least {ctx['min_length']} values"
-    elif kind == "too_long":
-        text = f"must hold at most {ctx['max_length']} values"
-    elif kind == "extra_forbidden":
-        return "unknown key"
-    elif kind == "missing":
-        return "missing required key"
-    elif kind == "literal_error":
-        text = f"must be one of {ctx['expected']}"
+    elif kind in MESSAGES:
+        text = MESSAGES[kind].format(**ctx)
     elif kind == "value_error":
         text = str(ctx.get("error", error["msg"]))
     else:
@@ -345,19 +371,20 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
     """
     check_values(data)
     try:
-        config = StudyConfig.model_validate(data)
+        config = config_schema().model_validate(data)
     except ValidationError as error:
         raise _validation_error(error, data=data) from None
     check_repeats(config.sweep, "sweep")
     check_repeats(config.report, "report")
     from studies.kinds import KINDS
 
-    kind = KINDS[config.study.kind]
+    name = config.study.kind
+    kind = KINDS[name]
     if kind.backends is not None:
         for position, backend in enumerate(config.sweep.backends, start=1):
             if backend not in kind.backends:
                 raise ConfigError(
-                    f"sweep.backends[{position}]: the {kind.name} kind runs {' or '.join(map(repr, kind.backends))} "
+                    f"sweep.backends[{position}]: the {name} kind runs {' or '.join(map(repr, kind.backends))} "
                     f"cases only, got {backend!r}"
                 )
     try:
@@ -367,7 +394,7 @@ def parse_config(data: dict[str, Any]) -> StudyConfig:
     check_repeats(analysis, "analysis")
     if True in config.sweep.stiffening_values and not kind.geometric_stiffening:
         raise ConfigError(
-            f"sweep.geometric_stiffening: the {kind.name} kind builds the classic models only, "
+            f"sweep.geometric_stiffening: the {name} kind builds the classic models only, "
             f"got {config.sweep.geometric_stiffening!r}"
         )
     arm = build_arm(config.arm)  # arm errors surface at load time

@@ -40,8 +40,8 @@ from core.arm import Arm, Joint, Link, Payload
 from core.arm.presets import PRESETS
 from shapes import translating_families
 from studies.cli import EXAMPLES_PACKAGE, examples
-from studies.config import StudyConfig, expand_cases
-from studies.discretizations import BACKENDS, SWEEP_COLUMNS
+from studies.config import config_schema, expand_cases
+from studies.discretizations import BACKENDS, discretization_columns
 from studies.kinds import KINDS
 from studies.kinds.simulation import simulation_schema
 from studies.limits import MAX_VALUES, AtMost, AtMostItems
@@ -446,7 +446,7 @@ def _link(heading: str) -> str:
 
 
 def study_section(found: list[Example]) -> list[str]:
-    model = StudyConfig.model_fields["study"].annotation
+    model = config_schema().model_fields["study"].annotation
     lines = [f"## {_header('study', False)}", "", *table(model_keys(model, found, ("study",))), ""]
     lines += ["### Study kinds", "", "| kind | what it does | shipped examples |", "|---|---|---|"]
     for name in sorted(KINDS):
@@ -458,7 +458,7 @@ def study_section(found: list[Example]) -> list[str]:
 
 
 def arm_section(found: list[Example]) -> list[str]:
-    model = StudyConfig.model_fields["arm"].annotation
+    model = config_schema().model_fields["arm"].annotation
     keys = []
     for key in model_keys(model, found, ("arm",)):
         name = f"arm.{key.key}"
@@ -488,7 +488,7 @@ def arm_section(found: list[Example]) -> list[str]:
 
 
 def sweep_section(found: list[Example]) -> list[str]:
-    model = StudyConfig.model_fields["sweep"].annotation
+    model = config_schema().model_fields["sweep"].annotation
     lines = [f"## {_header('sweep', False)}", "", *blocks(paragraphs(model.__doc__))]
     cases = " ".join(paragraphs(expand_cases.__doc__))
     lines += [
@@ -534,11 +534,11 @@ def sweep_section(found: list[Example]) -> list[str]:
 def _expansion(found: list[Example]) -> list[str]:
     """The cases of the first shipped config where a backend merges shape families (none: no text)."""
 
-    def merges(config: StudyConfig) -> bool:
+    def merges(config) -> bool:
         sweep = config.sweep
         return any(len(BACKENDS[name].shapes(sweep.shapes)) < len(sweep.shapes) for name in sweep.backends)
 
-    configs = [(shipped, StudyConfig.model_validate(shipped.data)) for shipped in found]
+    configs = [(shipped, config_schema().model_validate(shipped.data)) for shipped in found]
     chosen = next(((shipped, config) for shipped, config in configs if merges(config)), None)
     if chosen is None:
         return []
@@ -549,8 +549,8 @@ def _expansion(found: list[Example]) -> list[str]:
     lines = [
         f"For example, the sweep of `{shipped.path}` ({settings}) gives {len(cases)} cases:",
         "",
-        "| case | " + " | ".join(SWEEP_COLUMNS) + " |",
-        "|" + "---|" * (len(SWEEP_COLUMNS) + 1),
+        "| case | " + " | ".join(discretization_columns()) + " |",
+        "|" + "---|" * (len(discretization_columns()) + 1),
     ]
     for case in cases:
         values = ["" if value is None else str(value) for value in case.discretization.columns().values()]
@@ -655,7 +655,7 @@ def trajectory_section(found: list[Example]) -> list[str]:
 
 
 def simple_section(name: str, found: list[Example]) -> list[str]:
-    model = StudyConfig.model_fields[name].annotation
+    model = config_schema().model_fields[name].annotation
     return [f"## {_header(name, False)}", "", *table(model_keys(model, found, (name,))), ""]
 
 
@@ -672,8 +672,10 @@ def config_reference() -> str:
         simple_section("report", found),
         simple_section("execution", found),
     ]
-    required = [f"`[{name}]`" for name, field in StudyConfig.model_fields.items() if field.is_required()]
-    optional = [f"`[{name}]`" for name, field in StudyConfig.model_fields.items() if not field.is_required()]
+    required = [f"`[{name}]`" for name, field in config_schema().model_fields.items() if field.is_required()]
+    optional = [
+        f"`[{name}]`" for name, field in config_schema().model_fields.items() if not field.is_required()
+    ]
     intro = [
         "# Study config reference",
         "",

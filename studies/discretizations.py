@@ -4,18 +4,20 @@ A study sweeps an arm over discretizations: assumed modes (a shape family and
 a number of modes per bending plane) and finite elements (a frame and a number
 of elements per link). Everything a study needs to know about a backend lives
 in its :class:`Backend` entry of :data:`BACKENDS` — how its cases follow from
-the ``[sweep]`` table, how to build the model, its label and its size — so a
-new backend is registered here and nowhere else (the config schema takes its
-``backends`` values from the registry keys).
+the ``[sweep]`` table, how to build the model, its label and its size column
+(:class:`SizeColumn`: the ``[sweep]`` list of its sizes and the result column
+of a case's size) — so a new backend is registered here and nowhere else: the
+config schema takes its ``backends`` values and its size lists from the
+registry when a config is validated, and result tables their columns.
 
 A case is a :class:`Case`: its number and a frozen :class:`Discretization`.
-Result tables keep the columns users know, :data:`SWEEP_COLUMNS`
-(``backend, shape, modes, elements``), with a blank where a discretization
-has no such size (an AMM case has no element count). A study whose
-``[sweep]`` gives ``geometric_stiffening`` adds :data:`STIFFENING_COLUMN` to
-every row (its cases are built with and/or without the axial foreshortening of
-the beams); without the key, models are the classic ones and the tables keep
-their columns.
+Result tables keep the columns users know, :func:`discretization_columns`
+(``backend, shape`` and every registered size column: ``modes, elements``),
+with a blank where a discretization has no such size (an AMM case has no
+element count). A study whose ``[sweep]`` gives ``geometric_stiffening`` adds
+:data:`STIFFENING_COLUMN` to every row (its cases are built with and/or
+without the axial foreshortening of the beams); without the key, models are
+the classic ones and the tables keep their columns.
 """
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
 
     from core.dynamics.model import Model
 
-#: The columns that identify a case's discretization in every result table.
-SWEEP_COLUMNS = ("backend", "shape", "modes", "elements")
-#: Columns every row of a study starts with.
-KEY_COLUMNS = ("case", *SWEEP_COLUMNS)
-#: The column of a study whose sweep gives ``geometric_stiffening`` (after SWEEP_COLUMNS).
+#: The column of a study whose sweep gives ``geometric_stiffening`` (after the
+#: :func:`discretization_columns`).
 STIFFENING_COLUMN = "geometric_stiffening"
+#: Modes per bending plane or elements per link above this are refused: a model's squared
+#: frequencies span about size⁴, past the 1e16 that double precision resolves beyond it.
+MAX_SIZE = 100_000
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class Discretization:
         The backend's refinement: modes per bending plane (AMM) or elements
         per flexible link (FEM); its column name is the backend's ``size_column``.
     geometric_stiffening : bool or None
-        Build the model with the axial foreshortening of the beams (SPEC §4,
+        Build the model with the axial foreshortening of the beams (docs/MODEL.md, Dynamics;
         ``geometric_stiffening=True`` of the backends' models). None: not asked for
         (off, and no :data:`STIFFENING_COLUMN` in the rows); True or False: the
         sweep gave it, and :meth:`columns` reports it.
@@ -80,6 +82,15 @@ class Discretization:
         configuration-dependent bases (distal loads, free lengths) are chosen."""
         return self.spec.build(arm, self, reference)
 
+    def build_at(self, arm: Arm, joints: np.ndarray) -> tuple[Model, np.ndarray]:
+        """(the model of ``arm`` built for the joint configuration ``joints``, its coordinates
+        there): ``joints`` is the reference of configuration-dependent bases, and the flexible
+        coordinates are the model's home (undeformed)."""
+        model = self.build(arm, reference=joints)
+        q = model.home()
+        q[: arm.n_joints] = joints
+        return model, q
+
     @property
     def label(self) -> str:
         """E.g. ``"AMM clamped-free x4"`` (``"AMM clamped-free x4 stiffened"`` with geometric stiffening)."""
@@ -96,9 +107,9 @@ class Discretization:
         return arm.n_joints + planes * per_plane
 
     def columns(self) -> dict[str, Any]:
-        """The :data:`SWEEP_COLUMNS` of this discretization (None where it has no such size),
-        and :data:`STIFFENING_COLUMN` when the sweep gave it."""
-        sizes = {column: None for column in ("modes", "elements")}
+        """The :func:`discretization_columns` of this discretization (None where it has no such
+        size), and :data:`STIFFENING_COLUMN` when the sweep gave it."""
+        sizes = dict.fromkeys(size_columns())
         sizes[self.spec.size_column] = self.size
         columns = {"backend": self.backend, "shape": self.shape, **sizes}
         if self.geometric_stiffening is not None:
@@ -137,8 +148,35 @@ class Case:
     discretization: Discretization
 
     def columns(self) -> dict[str, Any]:
-        """``case`` and the :data:`SWEEP_COLUMNS`: the first columns of every row of the case."""
+        """``case`` and the :func:`discretization_columns`: the first columns of every row of the case."""
         return {"case": self.number, **self.discretization.columns()}
+
+
+@dataclass(frozen=True)
+class SizeColumn:
+    """How a backend's cases are sized: a ``[sweep]`` list of sizes, one case each, and the
+    result column (same name) that holds a case's size.
+
+    Attributes
+    ----------
+    name : str
+        The ``[sweep]`` key and the result column (``"modes"``); backends may share one (the
+        first registered backend's declaration is the key's).
+    description : str
+        What a size counts, for the schema and docs/CONFIG.md (the labels of the backends
+        sized by it are put before it).
+    default : tuple of int
+        The sizes of a sweep that does not give the key.
+    limit : int
+        The largest size accepted in any context (default :data:`MAX_SIZE`), and
+        ``limit_why``, why (said in the refusal).
+    """
+
+    name: str
+    description: str
+    default: tuple[int, ...]
+    limit: int = MAX_SIZE
+    limit_why: str = "a model's squared frequencies span about size^4, past what double precision resolves"
 
 
 @dataclass(frozen=True)
@@ -149,8 +187,8 @@ class Backend:
     ----------
     label : str
         Shown in labels and reports (``"AMM"``).
-    size_column : {"modes", "elements"}
-        The ``[sweep]`` list that sizes its cases.
+    size : SizeColumn
+        The ``[sweep]`` list that sizes its cases and the result column of a case's size.
     shapes : callable
         The sweep's ``shapes`` (shape-family names) → this backend's ``shape``
         values, in order without repeats (FEM: the frame each family implies).
@@ -162,10 +200,15 @@ class Backend:
     """
 
     label: str
-    size_column: str
+    size: SizeColumn
     shapes: Callable[[Sequence[str]], list[str]]
     build: Callable[[Arm, Discretization, Any], Model]
     coordinates_per_plane: Callable[[int], int]
+
+    @property
+    def size_column(self) -> str:
+        """The name of its size column (``"modes"``)."""
+        return self.size.name
 
 
 def _is_blank(value: Any) -> bool:
@@ -208,15 +251,42 @@ def _fem_model(arm: Arm, d: Discretization, reference) -> Model:
 
 #: Backends by config name.
 BACKENDS: dict[str, Backend] = {
-    "amm": Backend("AMM", "modes", lambda names: list(dict.fromkeys(names)), _amm_model, lambda modes: modes),
+    "amm": Backend(
+        "AMM",
+        SizeColumn("modes", "modes per bending plane of every flexible link.", (2,)),
+        lambda names: list(dict.fromkeys(names)),
+        _amm_model,
+        lambda modes: modes,
+    ),
     "fem": Backend(
         "FEM",
-        "elements",
+        SizeColumn(
+            "elements",
+            "elements per flexible link, the same count on every flexible link, uniform mesh (per-link "
+            "counts and graded meshes are options of fem.FiniteElementModel, not config keys).",
+            (4,),
+        ),
         lambda names: list(dict.fromkeys(shapes.FAMILIES[name].frame for name in names)),
         _fem_model,
         lambda elements: 2 * elements,  # w and θ per node, two nodal values fixed by either frame
     ),
 }
+
+
+def size_columns() -> dict[str, tuple[SizeColumn, list[str]]]:
+    """The size columns of the registered backends, in registry order: name → (its declaration,
+    the labels of the backends it sizes). Read at each call, so a backend registered after
+    import brings its column."""
+    columns: dict[str, tuple[SizeColumn, list[str]]] = {}
+    for backend in BACKENDS.values():
+        columns.setdefault(backend.size_column, (backend.size, []))[1].append(backend.label)
+    return columns
+
+
+def discretization_columns() -> tuple[str, ...]:
+    """The columns that identify a case's discretization in every result table: ``backend``,
+    ``shape`` and the registered backends' size columns."""
+    return ("backend", "shape", *size_columns())
 
 
 def discretizations(
@@ -249,7 +319,7 @@ def normalize_columns(results: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     results = results.copy()
-    for column in ("modes", "elements"):
+    for column in size_columns():
         if column in results:
             results[column] = pd.array(
                 [None if pd.isna(v) else int(v) for v in results[column]], dtype="Int64"
@@ -262,9 +332,9 @@ def normalize_columns(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def sweep_columns(results: pd.DataFrame) -> list[str]:
-    """The columns that identify a case's discretization in ``results``: :data:`SWEEP_COLUMNS`
-    and :data:`STIFFENING_COLUMN` when the study has it."""
-    return [*SWEEP_COLUMNS, *([STIFFENING_COLUMN] if STIFFENING_COLUMN in results else [])]
+    """The columns that identify a case's discretization in ``results``: the
+    :func:`discretization_columns` and :data:`STIFFENING_COLUMN` when the study has it."""
+    return [*discretization_columns(), *([STIFFENING_COLUMN] if STIFFENING_COLUMN in results else [])]
 
 
 def case_keys(results: pd.DataFrame) -> pd.DataFrame:
@@ -316,18 +386,20 @@ def joint_configuration(arm: Arm, values: Sequence[float] | None, field: str) ->
 
 __all__ = [
     "BACKENDS",
-    "KEY_COLUMNS",
+    "MAX_SIZE",
     "STIFFENING_COLUMN",
-    "SWEEP_COLUMNS",
     "Backend",
     "Case",
     "Discretization",
+    "SizeColumn",
     "case_keys",
+    "discretization_columns",
     "discretizations",
     "finest_case",
     "joint_configuration",
     "label_of",
     "normalize_columns",
     "per_case",
+    "size_columns",
     "sweep_columns",
 ]

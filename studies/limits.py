@@ -27,9 +27,10 @@ import os
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, NonNegativeFloat, PositiveFloat
+from pydantic import AfterValidator, BaseModel, NonNegativeFloat, PositiveFloat, PositiveInt
+from pydantic.fields import FieldInfo
 from pydantic_core import core_schema
 
 from core.arm.bounds import ANGLE_MAX, LENGTH_RANGE
@@ -49,8 +50,36 @@ def _number(value: int | float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
+class _Bound:
+    """The pydantic hooks of an ``Annotated`` bound: its ``_check`` runs on the value after
+    pydantic's own validation (with :attr:`before`, before it), and the JSON schema shows
+    what ``_schema`` returns (``maximum``, say)."""
+
+    #: Check the value before pydantic validates it (a list before its values).
+    before: ClassVar[bool] = False
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        validator = (
+            core_schema.no_info_before_validator_function
+            if self.before
+            else core_schema.no_info_after_validator_function
+        )
+        return validator(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
+        found = handler(schema)
+        found.update(self._schema())
+        return found
+
+    def _check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class AtMost:
+class AtMost(_Bound):
     """``Annotated`` metadata of a number: at most ``limit`` (``why``: the reason said in
     the refusal), and, unless ``--force``, at most ``soft`` (``soft_why``), see
     :func:`studies.config.check_limits`. Shown in the JSON schema as ``maximum`` and in docs/CONFIG.md."""
@@ -62,15 +91,8 @@ class AtMost:
     #: Bound the magnitude: -limit <= value <= limit.
     signed: bool = False
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
-        return core_schema.no_info_after_validator_function(self._check, handler(source))
-
-    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
-        found = handler(schema)
-        found["maximum"] = self.limit
-        if self.signed:
-            found["minimum"] = -self.limit
-        return found
+    def _schema(self) -> dict[str, Any]:
+        return {"maximum": self.limit, **({"minimum": -self.limit} if self.signed else {})}
 
     def _check(self, value: Any) -> Any:
         if self.signed and abs(value) > self.limit:
@@ -81,25 +103,33 @@ class AtMost:
 
 
 @dataclass(frozen=True)
-class AtMostItems:
+class AtMostItems(_Bound):
     """``Annotated`` metadata of a list: at most ``limit`` values (``why``: the reason said
     in the refusal), checked before its values are validated."""
 
     limit: int
     why: str
+    before: ClassVar[bool] = True
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
-        return core_schema.no_info_before_validator_function(self._check, handler(source))
-
-    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
-        found = handler(schema)
-        found["maxItems"] = self.limit
-        return found
+    def _schema(self) -> dict[str, Any]:
+        return {"maxItems": self.limit}
 
     def _check(self, value: Any) -> Any:
         if isinstance(value, list | tuple) and len(value) > self.limit:
             raise ValueError(f"must hold at most {self.limit} values ({self.why})")
         return value
+
+
+def exactly(count: int, names: str) -> AfterValidator:
+    """``Annotated`` metadata of a list: exactly ``count`` values; ``names`` follows the count
+    in the refusal (``" (x, y, z)"``: "must hold exactly 3 values (x, y, z)")."""
+
+    def check(value: list) -> list:
+        if len(value) != count:
+            raise ValueError(f"must hold exactly {count} values{names}")
+        return value
+
+    return AfterValidator(check)
 
 
 def _described(value: Any) -> str:
@@ -140,6 +170,13 @@ def check_values(data: Any) -> None:
             stack += [(f"{path}[{k}]", item) for k, item in reversed(list(enumerate(value, start=1)))]
 
 
+def work_count(limit: int, why: str, *, soft: int, soft_why: str) -> Any:
+    """The annotation of a count of units of work (random states, evaluation times, samples):
+    a positive int refused above ``limit`` (``why``) and warned about above ``soft``
+    (``soft_why``), as :class:`AtMost` says."""
+    return Annotated[PositiveInt, AtMost(limit, why, soft=soft, soft_why=soft_why)]
+
+
 #: The longest time a study simulates or spends on one measurement [s]: 11.6 days.
 MAX_TIME = 1e6
 _TIME_WHY = "11.6 days; t keeps a resolution of 1e-10 s up to it"
@@ -167,7 +204,9 @@ def check_repeats(model: BaseModel, prefix: str) -> None:
     models it holds): each such value is a case, a solver, a direction, a chain or a
     format, and a repeat would run (or be written) twice. Lists of floats (joint values,
     gains) may repeat."""
-    for path, values in _lists(model, prefix):
+    for path, _, values in _fields(model, prefix):
+        if not isinstance(values, list):
+            continue
         seen: dict[Any, int] = {}
         for position, value in enumerate(values, start=1):
             if isinstance(value, float) or not isinstance(value, str | int):
@@ -179,14 +218,16 @@ def check_repeats(model: BaseModel, prefix: str) -> None:
             seen[value] = position
 
 
-def _lists(model: BaseModel, prefix: str) -> Iterator[tuple[str, list]]:
-    for name in type(model).model_fields:
+def _fields(model: BaseModel, prefix: str) -> Iterator[tuple[str, FieldInfo, Any]]:
+    """(key path, field, value) of every field of ``model`` whose value is not a model; the
+    fields of a model it holds come in its place, prefixed by its key."""
+    for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         path = f"{prefix}.{name}" if prefix else name
         if isinstance(value, BaseModel):
-            yield from _lists(value, path)
-        elif isinstance(value, list):
-            yield path, value
+            yield from _fields(value, path)
+        else:
+            yield path, field, value
 
 
 def cores() -> int:
@@ -224,12 +265,7 @@ def _item_annotations(annotation: Any) -> list[Any]:
 
 def soft_violations(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, AtMost]]:
     """(key path, value, limit) of every value of ``model`` above its soft limit."""
-    for name, field in type(model).model_fields.items():
-        value = getattr(model, name)
-        path = f"{prefix}.{name}" if prefix else name
-        if isinstance(value, BaseModel):
-            yield from soft_violations(value, path)
-            continue
+    for path, field, value in _fields(model, prefix):
         for limit in _soft_limits(field.annotation, field.metadata):
             if isinstance(value, int | float) and not isinstance(value, bool) and value > limit.soft:
                 yield path, value, limit
@@ -258,5 +294,7 @@ __all__ = [
     "check_repeats",
     "check_values",
     "cores",
+    "exactly",
     "soft_violations",
+    "work_count",
 ]

@@ -63,6 +63,12 @@ def throttled(function, interval: float = INTERVAL):
     return call
 
 
+def simulation_progress(what: str, t_end: float):
+    """A ``simulate(progress=...)`` callback that reports "``what``: t = … of ``t_end`` s" as the
+    running case's status, at most once per :data:`INTERVAL`."""
+    return throttled(lambda t: report(f"{what}: t = {t:.3g} of {t_end:g} s"))
+
+
 class StatusLine:
     """Polls ``folder/cases/*.progress`` and shows the running cases on a tqdm ``bar``
     (``bar.set_postfix_str``) from :meth:`start` to :meth:`stop`."""

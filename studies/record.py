@@ -72,7 +72,8 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _version(package: str) -> str | None:
+def package_version(package: str) -> str | None:
+    """The installed version of ``package`` (None when it is not installed)."""
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -93,7 +94,7 @@ def numerics_versions() -> dict[str, Any]:
 
     blas = sorted({f"{i.get('internal_api')} {i.get('architecture')}" for i in threadpool_info()})
     machine = {"machine": platform.machine(), "cpu": binding.get_host_cpu_name(), "blas": blas}
-    return {package: _version(package) for package in NUMERIC_PACKAGES} | machine
+    return {package: package_version(package) for package in NUMERIC_PACKAGES} | machine
 
 
 def case_identity(

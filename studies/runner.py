@@ -32,7 +32,6 @@ import traceback
 import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ from studies.errors import ConfigError
 from studies.executors import EXECUTORS
 from studies.kinds import KINDS
 from studies.progress import StatusLine, reporting
-from studies.record import case_identity, config_toml, effective_config, numerics_versions
+from studies.record import case_identity, config_toml, effective_config, numerics_versions, package_version
 from studies.reports import write_reports
 from studies.text import counted
 
@@ -402,21 +401,13 @@ def run_study(
     arm_data, analysis_data = arm.to_dict(), analysis.model_dump(mode="json")
     versions = numerics_versions()
     identities = {
-        case.number: case_identity(kind.name, arm_data, case.discretization, analysis_data, threads, versions)
+        case.number: case_identity(
+            config.study.kind, arm_data, case.discretization, analysis_data, threads, versions
+        )
         for case in cases
     }
-    plan = ResumePlan()
-    if resume:
-        folder = Path(output) if output is not None else OUTPUT_ROOT / config.study.name
-        if not folder.is_dir():
-            raise FileNotFoundError(f"--resume: no earlier run in {folder}")
-        (folder / "cases").mkdir(exist_ok=True)
-        plan = _resume_plan(folder, config, cases, identities)
-        _apply_plan(folder, plan, cases)
-    else:
-        folder = new_folder(config.study.name, None if output is None else Path(output))
-        (folder / "cases").mkdir(exist_ok=True)
-    header = f"# The configuration these results were computed with (flexlink {_version('flexlink')})"
+    folder, plan = _output_folder(config, output, resume, cases, identities)
+    header = f"# The configuration these results were computed with (flexlink {package_version('flexlink')})"
     header += (f", from {source}" if source is not None else "") + (
         f" with --set {' --set '.join(overrides)}" if overrides else ""
     )
@@ -429,16 +420,89 @@ def run_study(
     def status_file(case: Case) -> str | None:
         return str(folder / "cases" / f"{case.number:04d}.progress") if progress else None
 
-    tasks = [(kind.name, arm_data, case, analysis_data, threads, status_file(case)) for case in todo]
+    tasks = [(config.study.kind, arm_data, case, analysis_data, threads, status_file(case)) for case in todo]
     n_workers = workers or config.execution.workers
+    outcomes = _run_cases(folder, config, tasks, n_workers, identities, finished, len(cases), progress)
+    manifest = {
+        "flexlink": package_version("flexlink"),
+        "study": config.study.name,
+        "kind": config.study.kind,
+        "config": effective_config(config),
+        "config_file": None if source is None else str(source),
+        "overrides": list(overrides),
+        "started": started,
+        "finished": None,
+        "executor": config.execution.executor,
+        "workers": n_workers,
+        "resumed_cases": len(finished),
+        "resume": plan.lines(),
+        "numerics": {**versions, "blas_threads": threads},
+        "versions": {
+            p: package_version(p) for p in ("numpy", "scipy", "sympy", "pandas", "pydantic", "matplotlib")
+        }
+        | {"python": platform.python_version()},
+        "cases": {
+            str(n): {
+                k: outcomes[n].get(k)
+                for k in ("status", "error", "wall_time", "warnings", "started", "identity")
+            }
+            for n in sorted(outcomes)
+        },
+    }
+    failed, raised = _report(folder, config, kind, analysis, arm, cases, outcomes)
+    manifest["finished"] = datetime.now(UTC).isoformat()
+    manifest["wall_time"] = time.perf_counter() - start
+    _write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, default=str))
+    succeeded = sum(1 for o in outcomes.values() if o["status"] == "ok")
+    return RunResult(
+        folder, len(cases), succeeded, failed, len(finished), manifest["wall_time"], raised, plan.lines()
+    )
+
+
+def _output_folder(
+    config: StudyConfig,
+    output: str | Path | None,
+    resume: bool,
+    cases: list[Case],
+    identities: dict[int, dict[str, str]],
+) -> tuple[Path, ResumePlan]:
+    """The run's folder with its ``cases/``, and what a resume reuses there: an earlier run's
+    folder, its case files matched and moved (:func:`_resume_plan`, :func:`_apply_plan`), or a
+    fresh one (:func:`new_folder`) with an empty plan."""
+    if not resume:
+        folder = new_folder(config.study.name, None if output is None else Path(output))
+        (folder / "cases").mkdir(exist_ok=True)
+        return folder, ResumePlan()
+    folder = Path(output) if output is not None else OUTPUT_ROOT / config.study.name
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--resume: no earlier run in {folder}")
+    (folder / "cases").mkdir(exist_ok=True)
+    plan = _resume_plan(folder, config, cases, identities)
+    _apply_plan(folder, plan, cases)
+    return folder, plan
+
+
+def _run_cases(
+    folder: Path,
+    config: StudyConfig,
+    tasks: list[tuple],
+    workers: int,
+    identities: dict[int, dict[str, str]],
+    finished: dict[int, dict],
+    total: int,
+    progress: bool,
+) -> dict[int, dict]:
+    """Run ``tasks`` on the config's executor, each case's rows and status written to
+    ``cases/`` the moment it finishes; every case's outcome by number (``finished``: those
+    reused, as recorded)."""
     executor = EXECUTORS[config.execution.executor]
     outcomes: dict[int, dict] = dict(finished)
-    bar = _progress(len(cases), len(finished), progress)
+    bar = _progress(total, len(finished), progress)
     status = None if bar is None else StatusLine(folder, bar)
     if status is not None:
         status.start()
     try:
-        for task, outcome in executor(execute_case, tasks, n_workers, config.execution.scheduler):
+        for task, outcome in executor(execute_case, tasks, workers, config.execution.scheduler):
             number = outcome["case"]
             stem = folder / "cases" / f"{number:04d}"
             pd.DataFrame(outcome["rows"]).to_csv(stem.with_suffix(".csv.tmp"), index=False)
@@ -455,6 +519,14 @@ def run_study(
             status.stop()
         if bar is not None:
             bar.close()
+    return outcomes
+
+
+def _report(
+    folder: Path, config: StudyConfig, kind, analysis, arm: Arm, cases: list[Case], outcomes: dict[int, dict]
+) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
+    """Read every successful case's rows back and write the reports
+    (:func:`studies.reports.write_reports`); (the failed cases, warning text → case numbers)."""
     frames = [
         pd.read_csv(folder / "cases" / f"{n:04d}.csv")
         for n in sorted(outcomes)
@@ -466,30 +538,6 @@ def run_study(
         if outcomes.get(case.number, {}).get("status") == "failed"
     ]
     results = normalize_columns(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
-    manifest = {
-        "flexlink": _version("flexlink"),
-        "study": config.study.name,
-        "kind": config.study.kind,
-        "config": effective_config(config),
-        "config_file": None if source is None else str(source),
-        "overrides": list(overrides),
-        "started": started,
-        "finished": None,
-        "executor": config.execution.executor,
-        "workers": n_workers,
-        "resumed_cases": len(finished),
-        "resume": plan.lines(),
-        "numerics": {**versions, "blas_threads": threads},
-        "versions": {p: _version(p) for p in ("numpy", "scipy", "sympy", "pandas", "pydantic", "matplotlib")}
-        | {"python": platform.python_version()},
-        "cases": {
-            str(n): {
-                k: outcomes[n].get(k)
-                for k in ("status", "error", "wall_time", "warnings", "started", "identity")
-            }
-            for n in sorted(outcomes)
-        },
-    }
     wall_times = {
         n: o["wall_time"]
         for n, o in outcomes.items()
@@ -500,13 +548,7 @@ def run_study(
         for message in outcomes[n].get("warnings") or []:
             raised.setdefault(message, []).append(n)
     write_reports(folder, config, kind, analysis, arm, results, failed, cases, wall_times, raised)
-    manifest["finished"] = datetime.now(UTC).isoformat()
-    manifest["wall_time"] = time.perf_counter() - start
-    _write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, default=str))
-    succeeded = sum(1 for o in outcomes.values() if o["status"] == "ok")
-    return RunResult(
-        folder, len(cases), succeeded, failed, len(finished), manifest["wall_time"], raised, plan.lines()
-    )
+    return failed, raised
 
 
 def _progress(total: int, initial: int, enabled: bool):
@@ -515,10 +557,3 @@ def _progress(total: int, initial: int, enabled: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, initial=initial, unit="case", leave=False)
-
-
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import shapes
 from shapes.clamped_roots import clamped_mass_partials
 
-# SPEC §9 RRP arm, link 3: 0.4303 kg over 1.3 m, payload 0.0828 kg; the tip
+# The RRP reference arm (docs/MODEL.md, Reference arms), link 3: 0.4303 kg over 1.3 m, payload 0.0828 kg; the tip
 # inertia is not given in the source, 1e-4 kg m² is our documented choice here.
 RHO_A = 0.4303 / 1.3
 PAYLOAD = 0.0828
@@ -22,7 +22,7 @@ def rrp_beam(length=0.3):
 
 
 def extension(t):
-    """Cubic 0.3 → 1.0 m in 1 s, zero end rates (a smooth stand-in for SPEC §9's maneuver)."""
+    """Cubic 0.3 → 1.0 m in 1 s, zero end rates (a smooth stand-in for the RRP arm's maneuver, docs/MODEL.md, Reference arms)."""
     return 0.3 + 0.7 * t**2 * (3 - 2 * t)
 
 

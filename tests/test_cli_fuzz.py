@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from core.arm import Joint, Link, Payload
 from studies import cli
-from studies.config import StudyConfig
+from studies.config import config_schema
 from studies.kinds import KINDS
 from studies.limits import MAX_VALUES
 
@@ -309,7 +309,7 @@ def numeric_keys() -> list[tuple[str, tuple, str, bool]]:
             example = by_kind[kind] if trajectory is None else trajectories[trajectory]
             keys.append((example, path, number, array))
     for section in ("sweep", "execution", "arm"):
-        model = StudyConfig.model_fields[section].annotation
+        model = config_schema().model_fields[section].annotation
         for path, number, array, _ in _model_keys(model, (section,)):
             keys.append((by_kind["convergence"], path, number, array))
     for path, cls in ARM_TABLES.items():

@@ -1,4 +1,4 @@
-"""What the command line refuses before reading or running anything (issue 27): config paths
+"""What the command line refuses before reading or running anything: config paths
 that are not regular files of bounded size, --output paths the file system cannot hold,
 and argparse's mistakes — each one line ``flexlink: error: …``, exit 2."""
 

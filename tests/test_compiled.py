@@ -1,9 +1,8 @@
 """The compiled recursions (core.dynamics.compiled) against the numpy engine (``compiled=False``).
 
 The two are independent implementations: the numpy engine builds M = Σ Jᵀ M_b J
-from base-frame Jacobians and h body by body from a complex kinematics pass
-(core.dynamics.newton_euler, itself checked against the Christoffel symbols of the
-complex-step ∂M/∂q in test_recursive.py); the compiled one runs the
+from base-frame Jacobians (core.dynamics.oracle) and h = C q̇ from the Christoffel symbols of
+the complex-step ∂M/∂q; the compiled one runs the
 composite-body, Newton–Euler and articulated-body recursions on link-frame
 twists. Hypothesis draws every feature of the strategies (hubs, motors, lumped
 masses, payloads, pinned and clamped frames, one and two planes — pinned frames

@@ -7,7 +7,7 @@ them (``TranslatingBody.kernel_taylor``), and carry the shapes' l-dependence int
 l̇ column (U′δ, J_L Θ′δ/l) and the gravity correction (A₀ + l A₀′ − A_l0); the numpy engine
 evaluates the same bodies batch-wise (``TranslatingBody.arrays``, ``TipMap.rows``). Clamped-mass
 shapes with exact roots at every length (``tracker="root"``), seeded samples of 20 states with
-free lengths in (0.3, 1.3) m. The arms: the RRP translating arm of SPEC §9 under gravity with a
+free lengths in (0.3, 1.3) m. The arms: the RRP translating arm of docs/MODEL.md, Reference arms under gravity with a
 payload of anisotropic rotary inertia (so the tip rotation Θ(l) δ/l and its l̇ column act on
 an inertia; slope and chord tips), and the same arm with a rigid fourth link after the
 translating one (the tip map then also drives a child body through the joint map).
@@ -220,12 +220,10 @@ def test_gravity_correction_is_the_weight_of_the_deflected_exit():
 def test_frozen_shapes_keep_constant_rows():
     """With frozen shapes (``tracker="frozen"``) no row follows the length: the derivative
     parts of the buffer are zero and the chain never asks for Taylor rows."""
-    from core.dynamics import compiled
-
     model = AssumedModesModel(rrp(), shape="clamped-mass", modes=2)
     chain = model.compiled
     assert model.bodies[3].following is None
-    assert not chain.table[:, compiled.FOLLOWING].any()
+    assert not chain.table["following"].any()
     size = chain.buffer.size // 3
     assert not chain.buffer[size:].any()
     assert chain._following == ()

@@ -1,4 +1,4 @@
-"""The ``sweep.geometric_stiffening`` config key (issue 17): accepted forms, refused values,
+"""The ``sweep.geometric_stiffening`` config key: accepted forms, refused values,
 the models it builds, and where a run reports it (rows, summary, case records, manifest)."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def test_a_run_reports_the_key_in_rows_summary_case_records_and_manifest(tmp_pat
     and without stiffening: every row and the summary's tables carry the column, each case
     record its value, the manifest the key; and the stiffened case is the stiffened model (its
     frequencies differ from the classic ones: pinned frames pick up the gravity preload through
-    the foreshortening, 2.7 % on ω₁ at 32 elements per issue 17's table; here 12.209 against
+    the foreshortening, 2.7 % on ω₁ at 32 elements; here 12.209 against
     12.127 rad/s, bound > 0.1 %)."""
     text = textwrap.dedent(
         """

@@ -102,33 +102,6 @@ def rebuild_without_gravity(model):
     return model.rebuild(dataclasses.replace(model.arm, gravity=(0.0, 0.0, 0.0)))
 
 
-@BACKENDS
-@given(data=st.data())
-@settings(max_examples=30)
-def test_kinetic_gradient_of_a_flexible_body_equals_the_complex_step(backend, data):
-    """FlexibleBody.kinetic_gradient (analytic, O(m²), used for large bodies) against the
-    complex step of T = ½ νᵀ M_b(δ) ν over δ (measured agreement ~1e-16 relative)."""
-    from core.dynamics.flexible_body import FlexibleBody
-    from core.numerics.derivatives import complex_step_jacobian
-
-    model = data.draw(models(backend, max_links=3))
-    q, qd = data.draw(states(model))
-    for number, body in model.bodies.items():
-        if not isinstance(body, FlexibleBody):
-            continue  # translating links: their M_b(δ, l) is differentiated by the complex step
-        delta = q[model.flex_columns[number]]
-        nu = np.concatenate(
-            [qd[:6] if model.n_dof >= 6 else np.resize(qd, 6), qd[model.flex_columns[number]]]
-        )
-        expected = complex_step_jacobian(
-            lambda x, b=body, n=nu: np.array([0.5 * n @ b.mass_matrix(x[None])[0] @ n]), delta
-        )[0]
-        scale = max(
-            np.max(np.abs(expected)), np.max(np.abs(body.mass_matrix(delta[None])[0])) * (nu @ nu), 1e-300
-        )
-        assert np.max(np.abs(body.kinetic_gradient(delta, nu) - expected)) <= 1e-13 * scale
-
-
 def test_bias_forces_of_tiny_rates_scale_quadratically():
     """C q̇ is quadratic in q̇: rates of 1e-150 give 1e-300 times the unit-rate forces
     (the complex step runs along q̇/max|q̇|; along q̇ itself the products underflowed,

@@ -252,7 +252,7 @@ def test_distal_load_of_the_lumped_two_link_arm():
 
 
 def test_distal_load_shapes_converge_with_two_modes():
-    """SPEC §3: for an intermediate link, distal-load clamped-mass shapes converge with
+    """docs/MODEL.md, Mode shapes: for an intermediate link, distal-load clamped-mass shapes converge with
     2 modes where cantilever shapes need many (lumped arm, no gravity, θ = (45°, −45°))."""
     arm = lumped_two_link(gravity=False)
     joints = np.array([math.pi / 4, -math.pi / 4])
@@ -359,8 +359,8 @@ def test_bad_inputs_name_the_problem():
         AssumedModesModel(sliding, shape="pinned-pinned")
 
 
-def test_clamped_free_zero_dynamics_of_seed_000_example_4_2():
-    """Seed 000, example 4.2 (one flexible link, 2 clamped-free modes, joint angle as output):
+def test_clamped_free_zero_dynamics_of_lin_lewis_example_4_2():
+    """Lin & Lewis (1994), example 4.2 (one flexible link, 2 clamped-free modes, joint angle as output):
     the zero dynamics are ±j76.98 and ±j1.0914 rad/s. Ours: ±j76.9535 and ±j1.09144 (0.034 % and
     0.004 %; the paper prints four digits of a Mathematica model with the same shapes), real parts
     ≤ 2e-15. Tolerances 0.1 % and 1e-12 of the largest zero. This pins the tip mass: the paper's

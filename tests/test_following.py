@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 import shapes
 from core.numerics.quadrature import composite_gauss
-from shapes.clamped import _gram, clamped_coefficients, clamped_evaluate
+from shapes.clamped_functions import basis_gram, clamped_coefficients, clamped_evaluate
 from shapes.clamped_roots import clamped_mass_partials, clamped_mass_roots
 from shapes.following import MAX_ORDER, LengthFollowing, quadrature_rule
 
-# SPEC §9 RRP arm, link 3 (0.4303 kg over 1.3 m, payload 0.0828 kg; tip inertia 1e-4 kg m²
+# The RRP reference arm (docs/MODEL.md, Reference arms), link 3 (0.4303 kg over 1.3 m, payload 0.0828 kg; tip inertia 1e-4 kg m²
 # is our choice, as in test_beta_ode.py), and heavier loads: a tip mass several times the
 # beam's, a pure rotary inertia, a pure mass, and no load (the cantilever).
 RHO_A = 0.4303 / 1.3
@@ -471,9 +471,9 @@ def test_frequency_function_and_gram_are_complex_analytic():
         assert abs(clamped_mass_partials(beta + 0j, mu, j)[0].real - f) <= 1e-14 * scale_f
         b = np.array([beta])
         h = 1e-6 * beta
-        fd = (_gram(b + h) - _gram(b - h)) / (2 * h)
-        np.testing.assert_allclose(_gram(b + 1j * tiny).imag / tiny, fd, atol=1e-7)
-        np.testing.assert_allclose(_gram(b + 1j * tiny).real, _gram(b), rtol=1e-15, atol=1e-16)
+        fd = (basis_gram(b + h) - basis_gram(b - h)) / (2 * h)
+        np.testing.assert_allclose(basis_gram(b + 1j * tiny).imag / tiny, fd, atol=1e-7)
+        np.testing.assert_allclose(basis_gram(b + 1j * tiny).real, basis_gram(b), rtol=1e-15, atol=1e-16)
 
 
 # -- arguments --------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Translating links whose clamped–mass shapes follow the free length (issue 18, seed 002).
+"""Translating links whose clamped–mass shapes follow the free length (Theodore & Ghosal (1997)).
 
 A beam sliding through its hub with a tip load has the ratios μ(l) = M/(ρA l),
 j(l) = J/(ρA l³), so the roots β_k(l) of its frequency equation move with l. With

@@ -1,4 +1,4 @@
-"""Pinned (chord) frames on links that bend in two planes (issue 17).
+"""Pinned (chord) frames on links that bend in two planes.
 
 A pinned frame runs along the chord from root to tip. Out of the joint's plane there is no
 joint to turn it, so the beam frame leaves that plane by the out-of-plane root slope,
@@ -10,15 +10,15 @@ slope about the joint axis only. References:
 * the clamped frame of the same arm: a frame is a choice of coordinates, so the converged
   frequencies of both frames must agree — exactly without gravity, and under gravity once
   the axial foreshortening is kept (``geometric_stiffening``; without it the gravity
-  preload enters through the chord rotation of one frame only, the frame dependence
-  issue 17 reports);
+  preload enters through the chord rotation of one frame only: a frame dependence of the
+  frequencies);
 * the clamping condition itself: the root tangent is normal to the joint axis, to second
   order in the deflection;
 * energy conservation and Ṁ − 2C skew;
 * the two engines, independent implementations of the root rotation: the numpy engine turns
   the beam's Jacobian (``LinkFrames.Jw_body``), the compiled kernels turn the body inertia
-  and its forces into link axes (``core.dynamics.compiled._tilted_body``) and the tip map
-  (``core.dynamics.compiled._kinematics``). Both run every test here; they agree on fixed and on
+  and its forces into link axes (``core.dynamics.compiled.bodies.tilted_body``) and the tip map
+  (``core.dynamics.compiled.kinematics.kinematics``). Both run every test here; they agree on fixed and on
   hypothesis-drawn arms.
 """
 
@@ -188,7 +188,7 @@ def test_energy_is_conserved(backend, compiled):
 def test_pinned_and_clamped_frames_agree_with_stiffening(gravity):
     """Locked frequencies of the spatial arm at θ = (0.3, 0.4) rad, FEM 16 elements per link,
     geometric stiffening on: the pinned and the clamped frame give the same six lowest
-    frequencies to 1e-9 relative (issue 17 asks 1e-6 for converged results; measured
+    frequencies to 1e-9 relative (1e-6 is asked of converged results; measured
     2.4e-15 without gravity, 1.5e-14 with it — the element spaces of both frames span the same beam deflections, so they
     agree at every mesh, not only in the limit)."""
     arm = spatial_arm(gravity)

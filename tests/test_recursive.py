@@ -1,4 +1,6 @@
-"""Dynamics without ∂M/∂q (core.dynamics.newton_euler, core.dynamics.recursive) and the recursive solver, against the Christoffel oracle."""
+"""The compiled kernels against the oracle: h by recursive Newton–Euler against the Christoffel
+symbols of the complex-step ∂M/∂q, M and G against the oracle's complex pass, and the compiled
+articulated-body solver (``solver="recursive"``) against the composite solve."""
 
 from __future__ import annotations
 
@@ -33,18 +35,15 @@ def test_bias_forces_equal_christoffel_coriolis(backend, data):
 @BACKENDS
 @given(data=st.data())
 def test_mass_matrix_and_gravity_without_derivative_batch(backend, data):
-    """M and G from one real pass (and from the real part of the complex pass of
-    bias_forces) equal the complex-arithmetic evaluation the derivative batch uses;
-    measured differences ≤ 2 ulp, tolerance 1e-14."""
+    """M and G of the compiled kernels and of the oracle's real pass (``compiled=False``) equal
+    the complex-arithmetic evaluation the derivative batch uses; measured differences ≤ 2 ulp,
+    tolerance 1e-14."""
     model = data.draw(models(backend))
-    q, qd = data.draw(states(model))
+    q, _ = data.draw(states(model))
     M_batch = model.mass_matrix(q.astype(complex)).real
     G_batch = model.gravity_forces(q.astype(complex)).real
-    for first in ("real", "complex"):
-        model._real_cache.clear()
-        if first == "complex":
-            model.bias_forces(q, qd)
-        M, G = model.mass_matrix(q), model.gravity_forces(q)
+    for engine in (model, model.replace(compiled=False)):
+        M, G = engine.mass_matrix(q), engine.gravity_forces(q)
         assert np.max(np.abs(M - M_batch)) <= 1e-14 * np.max(np.abs(M_batch))
         assert np.max(np.abs(G - G_batch)) <= 1e-14 * max(np.max(np.abs(G_batch)), 1.0)
 
@@ -69,7 +68,7 @@ def test_recursive_solver_agrees_with_composite(backend, data):
     two planes, prismatic joints, translating links). Both solves are backward stable, so they
     may differ by c·cond(M)·ε of the acceleration scale with c a small constant — asserted with
     c = 2 (the bound tightens with the conditioning: 2e-14 at cond 50, 4.4e-9 at cond 1e7).
-    Measured: ≤ 0.51·cond(M)·ε over ~1600 draws (issue 13), ≤ 0.74 over 517 more (the largest
+    Measured: ≤ 0.51·cond(M)·ε over ~1600 draws, ≤ 0.74 over 517 more (the largest
     ratios at cond ≈ 85, where it is round-off of a 3-coordinate solve); the largest absolute
     figure, 1.4e-10 of the scale at cond(M) = 8.8e6 (0.07·cond·ε: a 3-element clamped FEM
     link at rest, where a 40-digit solve puts the Cholesky answer 4.5e-9 and the recursive
@@ -94,15 +93,14 @@ def acceleration_scale(model, q, qd, tau) -> float:
 @BACKENDS
 @given(data=st.data())
 def test_recursive_solver_inverts_the_mass_matrix(backend, data):
-    """The recursion solves M q̈ = Q for any Q (not only dynamics right-hand sides): the residual
-    ‖M q̈ − Q‖ is round-off of ‖M‖‖q̈‖ (measured ≤ 3.4e-16 over 300 random arms, tolerance 1e-14)."""
-    from core.dynamics.recursive import articulated_solve
-
+    """The compiled articulated-body recursion solves M q̈ = Q for any Q (not only dynamics
+    right-hand sides): the residual ‖M q̈ − Q‖ against the oracle's M is round-off of ‖M‖‖q̈‖
+    (tolerance 1e-14)."""
     model = data.draw(models(backend))
     q, _ = data.draw(states(model))
     Q = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).standard_normal(model.n_dof)
-    qdd = articulated_solve(model, q, Q)
-    M = model.mass_matrix(q)
+    qdd = model.kernels.solve(q, Q)
+    M = model.replace(compiled=False).mass_matrix(q)
     assert np.max(np.abs(M @ qdd - Q)) <= 1e-14 * np.max(np.abs(M)) * np.max(np.abs(qdd))
 
 

@@ -1,4 +1,4 @@
-"""Absurd inputs are refused before any work (issue 27): exit 2 and one line
+"""Absurd inputs are refused before any work: exit 2 and one line
 ``flexlink: error: <key path>: <what>, got <value>`` from ``flexlink show``, which never runs a case.
 
 The table of the issue row by row; the bounds of the arm (:mod:`core.arm`), of the counts
@@ -77,7 +77,7 @@ def refused(tmp_path: Path, capsys, text: str, *args: str) -> str:
 
 MODES_200000 = "modes = [" + ", ".join(["1"] * 200_000) + "]"
 
-#: The table of issue 27: (config text, the exact line of the refusal).
+#: Absurd inputs: (config text, the exact line of the refusal).
 TABLE = {
     "configuration-nan": (
         config("frequencies", "configuration = [nan, 0.0]"),

@@ -4,12 +4,12 @@ end to end, with no other module touched.
 
 | variant kind   | the one module                      |
 |----------------|-------------------------------------|
-| shape family   | its own module in ``shapes/`` (a ``ShapeFamily`` subclass with ``name`` registers itself in ``FAMILIES``) |
+| shape family   | ``shapes`` (``FAMILIES``; the family's hooks say what it needs from the arm) |
 | frame          | ``core.dynamics.basis`` (``FRAMES``)         |
 | backend        | ``studies.discretizations`` (``BACKENDS``) |
 | controller     | ``core.analysis.controllers`` (``CONTROLLERS``) |
 | trajectory     | ``core.analysis.trajectories`` (``TRAJECTORIES``) |
-| study kind     | its own module in ``studies/kinds/`` (a ``StudyKind`` subclass with ``name`` registers itself in ``KINDS``) |
+| study kind     | ``studies.kinds`` (``KINDS``: an instance of a ``StudyKind`` subclass by name) |
 | solver         | ``core.dynamics.model`` (``SOLVERS``)        |
 """
 
@@ -22,13 +22,15 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+import fem
 import shapes
 from amm import AssumedModesModel
 from core import CONTROLLERS, SOLVERS, TRAJECTORIES
-from core.arm.presets import lumped_two_link
+from core.arm.loads import distal_load
+from core.arm.presets import lumped_two_link, rigid_flexible_rigid
 from core.dynamics.basis import FRAMES
 from studies.config import parse_config
-from studies.discretizations import BACKENDS, Backend
+from studies.discretizations import BACKENDS, Backend, SizeColumn
 from studies.errors import ConfigError
 from studies.kinds import KINDS, StudyKind
 from studies.runner import run_study
@@ -60,15 +62,14 @@ def test_every_registered_family_names_a_registered_frame():
 
 
 @pytest.fixture
-def toy_family():
+def toy_family(monkeypatch):
     class ToyClampedFree(shapes.ClampedFree):
-        """Cantilever shapes under another name: defining the class is its registration."""
+        """Cantilever shapes under another name."""
 
         name = "toy-cantilever"
 
-    assert shapes.FAMILIES["toy-cantilever"] is ToyClampedFree
-    yield ToyClampedFree
-    del shapes.FAMILIES["toy-cantilever"]
+    monkeypatch.setitem(shapes.FAMILIES, "toy-cantilever", ToyClampedFree)
+    return ToyClampedFree
 
 
 def test_a_new_shape_family_is_a_sweep_shape_for_both_backends(toy_family, tmp_path):
@@ -93,36 +94,92 @@ def test_a_new_shape_family_is_a_sweep_shape_for_both_backends(toy_family, tmp_p
         parse_config(data)
 
 
+class TipMassOnly(shapes.ClampedMass):
+    """Clamped shapes with the link's distal mass at the tip but not its rotary inertia: a
+    family that takes its parameters from the arm through its own hooks (before, the
+    assumed-modes model keyed the tip load on the name "clamped-mass")."""
+
+    name = "toy-tip-mass"
+
+    @classmethod
+    def link_parameters(cls, parameters, load):
+        return parameters or {"mass_ratio": load.mass_ratio}
+
+
+@pytest.fixture
+def toy_loaded_family(monkeypatch):
+    monkeypatch.setitem(shapes.FAMILIES, TipMassOnly.name, TipMassOnly)
+
+
+def test_a_new_family_that_takes_a_tip_load_gets_it_from_the_arm(toy_loaded_family, tmp_path):
+    arm = rigid_flexible_rigid()  # the flexible link 2 carries the rigid link 3 and the payload
+    mass, _ = distal_load(arm, 2)
+    ratio = mass / (arm.links[1].mass_per_length * arm.links[1].length)
+    toy = AssumedModesModel(arm, shape="toy-tip-mass", modes=3)
+    explicit = AssumedModesModel(arm, shapes={2: ("clamped-mass", 3, {"mass_ratio": ratio})})
+    q = toy.home()
+    np.testing.assert_array_equal(toy.mass_matrix(q), explicit.mass_matrix(q))
+    assert toy.bases[2].description.startswith(f"TipMassOnly(mass_ratio={ratio!r}, inertia_ratio=0.0)")
+    expected = toy.natural_frequencies(q, count=2)
+    # End to end: a study sweeps it beside the built-in families.
+    results = run(
+        tmp_path,
+        config(
+            "frequencies",
+            {"backends": ["amm"], "shapes": ["toy-tip-mass", "clamped-free"], "modes": [3]},
+            {"n_frequencies": 2},
+            preset="rigid-flexible-rigid",
+        ),
+    )
+    omega = results.set_index(["shape", "mode"])["omega"]
+    np.testing.assert_allclose(omega["toy-tip-mass"].to_numpy(), expected, rtol=1e-12)
+    assert np.all(omega["toy-tip-mass"].to_numpy() < omega["clamped-free"].to_numpy())
+    # The finite-element beam solver takes its tip mass too (the family says it needs one).
+    assert fem.beam_frequencies(1.0, 1.0, 1.0, 8, bc="toy-tip-mass", tip_mass=1.0, n=1)[0] < 3.52
+
+
 # -- backend --------------------------------------------------------------------
 
 
 @pytest.fixture
 def toy_backend(monkeypatch):
-    """AMM with one more mode than asked for, registered only in BACKENDS."""
+    """AMM with one more mode than its size, registered only in BACKENDS, with its own size
+    column ``cells``: the sweep schema, the case columns and the result tables take it from
+    the registry."""
     backend = Backend(
         "TOY",
-        "modes",
+        SizeColumn("cells", "cells per flexible link (one more assumed mode per bending plane).", (1,)),
         lambda names: list(dict.fromkeys(names)),
         lambda arm, d, reference: AssumedModesModel(
             arm, shape=d.shape, modes=d.size + 1, reference=reference
         ),
-        lambda modes: modes + 1,
+        lambda cells: cells + 1,
     )
     monkeypatch.setitem(BACKENDS, "toy", backend)
 
 
-def test_a_new_backend_runs_and_is_labelled(toy_backend, tmp_path):
+def test_a_new_backend_with_its_own_size_column_runs_and_is_labelled(toy_backend, monkeypatch, tmp_path):
     data = config(
         "frequencies",
-        {"backends": ["toy", "amm"], "shapes": ["clamped-free"], "modes": [2, 3]},
+        {"backends": ["toy", "amm"], "shapes": ["clamped-free"], "modes": [3], "cells": [2]},
         {"n_frequencies": 1},
     )
     results = run(tmp_path, data)
-    omega = results.set_index(["backend", "modes"])["omega"]
-    assert omega[("toy", 2)] == omega[("amm", 3)]  # toy x2 is AMM x3
-    assert results[results["backend"] == "toy"]["elements"].isna().all()  # blank, not 0
+    assert list(results.columns[:6]) == ["case", "backend", "shape", "modes", "elements", "cells"]
+    toy, amm = results[results["backend"] == "toy"], results[results["backend"] == "amm"]
+    assert toy["cells"].tolist() == [2] and toy["modes"].isna().all()  # blank, not 0
+    assert amm["modes"].tolist() == [3] and amm["cells"].isna().all()
+    assert toy["omega"].tolist() == amm["omega"].tolist()  # toy x2 is AMM x3
     summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "| toy | clamped-free | 2 |  |" in summary
+    assert "| toy | clamped-free |  |  | 2 |" in summary
+    assert "TOY clamped-free x2" in summary
+    data["sweep"]["cells"] = [0]
+    with pytest.raises(ConfigError, match=r"sweep\.cells\[1\]: must be > 0, got 0"):
+        parse_config(data)
+    monkeypatch.delitem(BACKENDS, "toy")  # unregistered, its column is no key of the sweep
+    data["sweep"] = {"backends": ["amm"], "cells": [2]}
+    with pytest.raises(ConfigError, match=r"sweep\.cells: unknown key"):
+        parse_config(data)
 
 
 # -- controller -------------------------------------------------------------------
@@ -208,12 +265,10 @@ class CountAnalysis(BaseModel):
 
 
 @pytest.fixture
-def toy_kind():
+def toy_kind(monkeypatch):
     class CountCoordinates(StudyKind):
-        """Rows: the number of coordinates of each case, times ``factor``; defining the
-        class registers an instance in KINDS."""
+        """Rows: the number of coordinates of each case, times ``factor``."""
 
-        name = "count-coordinates"
         analysis_schema = CountAnalysis
 
         def run_case(self, arm, case, analysis):
@@ -223,9 +278,8 @@ def toy_kind():
         def report(self, results, arm, analysis, folder, plots):
             return [f"{len(results)} cases counted."]
 
-    assert isinstance(KINDS["count-coordinates"], CountCoordinates)
-    yield KINDS["count-coordinates"]
-    del KINDS["count-coordinates"]
+    monkeypatch.setitem(KINDS, "count-coordinates", CountCoordinates())
+    return KINDS["count-coordinates"]
 
 
 def test_a_new_study_kind_runs_with_its_own_analysis_table(toy_kind, tmp_path):
@@ -265,17 +319,15 @@ def test_a_new_solver_is_available_to_forward_dynamics(monkeypatch):
 
 
 def test_shape_families_and_study_kinds_register_themselves_from_every_module():
-    """The package imports all its modules, so every family / kind class defined in one is registered."""
+    """Every family / kind class defined in the package's modules is in its registry (the
+    registry lists the built-in ones)."""
     import importlib
     import inspect
     import pkgutil
 
     import studies.kinds
 
-    for package, base, registry in (
-        (shapes, shapes.ShapeFamily, shapes.FAMILIES),
-        (studies.kinds, StudyKind, KINDS),
-    ):
+    for package, base, registry in ((shapes, shapes.ShapeFamily, shapes.FAMILIES),):
         defined = {}
         for module in pkgutil.iter_modules(package.__path__):
             members = inspect.getmembers(importlib.import_module(f"{package.__name__}.{module.name}"))
@@ -286,3 +338,11 @@ def test_shape_families_and_study_kinds_register_themselves_from_every_module():
         for name, cls in defined.items():
             entry = registry[name]
             assert entry is cls or type(entry) is cls
+    # Study kinds are instances keyed by name: every concrete kind class of the package (its
+    # modules and subpackages) has exactly one instance in KINDS.
+    kinds = set()
+    for module in pkgutil.walk_packages(studies.kinds.__path__, "studies.kinds."):
+        for _, value in inspect.getmembers(importlib.import_module(module.name), inspect.isclass):
+            if issubclass(value, StudyKind) and not inspect.isabstract(value):
+                kinds.add(value)
+    assert sorted(type(kind).__name__ for kind in KINDS.values()) == sorted(cls.__name__ for cls in kinds)

@@ -25,6 +25,21 @@ def test_packages_are_the_layout_the_user_asked_for():
         assert (ROOT / package / "__init__.py").is_file()
 
 
+def test_every_package_is_installed():
+    """setuptools installs only the packages it lists: a subpackage missing from the list works
+    in an editable checkout and is absent from a wheel (core.dynamics.compiled, amm.symbolic,
+    studies.kinds.frequencies were new in one change)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    present = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for owner in ("core", "amm", "fem", "shapes", "studies")
+        for init in (ROOT / owner).rglob("__init__.py")
+    }
+    assert listed == present, (sorted(present - listed), sorted(listed - present))
+
+
 #: Which packages each package may import (docs/ARCHITECTURE.md: core ← shapes ← fem, amm ←
 #: studies; fem and amm are siblings, neither imports the other; nothing imports studies).
 ALLOWED = {

@@ -1,4 +1,4 @@
-"""The same case gives byte-identical rows whatever ran before it in its process (issue 27).
+"""The same case gives byte-identical rows whatever ran before it in its process.
 
 A resumed run, a fresh worker and a long serial run differ only in what their process did
 before the case: other cases, the kind's warm-up, or nothing. Two sources made rows depend
@@ -52,7 +52,6 @@ CHILD = textwrap.dedent(
             model_config = {"extra": "forbid"}
 
         class BlasProbe(StudyKind):
-            name = "blas-probe"
             analysis_schema = Nothing
 
             def run_case(self, arm, case, analysis):
@@ -68,15 +67,18 @@ CHILD = textwrap.dedent(
             def report(self, results, arm, analysis, folder, plots):
                 return []
 
+        KINDS[spec["probe"]] = BlasProbe()
+
     import tomllib
     config = parse_config(tomllib.loads(spec["config"]))
-    kind = KINDS[spec.get("probe") or config.study.kind]
+    name = spec.get("probe") or config.study.kind
+    kind = KINDS[name]
     analysis = {} if spec.get("probe") else kind.analysis_schema.model_validate(config.analysis).model_dump(mode="json")
     arm = build_arm(config.arm).to_dict()
     cases = {case.number: case for case in expand_cases(config)}
-    tasks = [(kind.name, arm, cases[n], analysis, config.execution.blas_threads, None) for n in spec["order"]]
+    tasks = [(name, arm, cases[n], analysis, config.execution.blas_threads, None) for n in spec["order"]]
     if not spec.get("warm", True):
-        runner._WARM.add(kind.name)
+        runner._WARM.add(name)
     executor = EXECUTORS[spec.get("executor", "serial")]
     out = {}
     for _, outcome in executor(runner.execute_case, tasks, 2, None):

@@ -1,4 +1,4 @@
-"""Resume by case identity, the output folder as the record of what ran (issue 27).
+"""Resume by case identity, the output folder as the record of what ran.
 
 A case is reused on ``--resume`` only when the identity recorded with it (kind, arm,
 discretization, analysis settings, numerics) equals the identity the current config gives

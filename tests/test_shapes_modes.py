@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import shapes
 
 # Every family, including clamped-mass at the corners of the required range
-# (μ ∈ [0, 1000], j ∈ [0, 100]) and a translating beam (RRP preset values, SPEC §9).
+# (μ ∈ [0, 1000], j ∈ [0, 100]) and a translating beam (RRP preset values, docs/MODEL.md, Reference arms).
 FAMILIES = [
     shapes.PinnedPinned(),
     shapes.ClampedFree(),
@@ -25,7 +25,7 @@ FAMILIES = [
 ]
 IDS = [repr(f) for f in FAMILIES]
 
-# SPEC §3: "100 modes of every family orthonormal to 1e-10 and satisfying their
+# docs/MODEL.md, Mode shapes: "100 modes of every family orthonormal to 1e-10 and satisfying their
 # boundary conditions to 1e-10 relative".
 SPEC_TOLERANCE = 1e-10
 

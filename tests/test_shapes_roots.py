@@ -36,7 +36,7 @@ def mp_clamped_free_root(k: int) -> float:
 
 
 def mp_clamped_mass_residual(beta: float, mu: float, j: float):
-    """The SPEC §3 frequency equation as printed, in 60-digit arithmetic, over cosh β."""
+    """The clamped-mass frequency equation as printed in docs/MODEL.md, Mode shapes, in 60-digit arithmetic, over cosh β."""
     with mpmath.workdps(60):
         b = mpmath.mpf(beta)
         ch, sh, c, s = mpmath.cosh(b), mpmath.sinh(b), mpmath.cos(b), mpmath.sin(b)

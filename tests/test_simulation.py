@@ -1,4 +1,4 @@
-"""Simulation, trajectories, controllers and zero dynamics (SPEC §7)."""
+"""Simulation, trajectories, controllers and zero dynamics (docs/MODEL.md, Analyses)."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def test_decoupling_controller_imposes_the_joint_error_law(shape):
 
 
 def test_decoupling_law_equals_the_spec_formula_for_clamped_frames():
-    # τ = (M_rr − M_rf M_ff⁻¹ M_rfᵀ) u + h_r − M_rf M_ff⁻¹ (h_f + K q_f)  (SPEC §7)
+    # τ = (M_rr − M_rf M_ff⁻¹ M_rfᵀ) u + h_r − M_rf M_ff⁻¹ (h_f + K q_f)  (docs/MODEL.md, Analyses)
     arm = lumped_two_link()
     model = AssumedModesModel(arm, shape="clamped-free", modes=2)
     rng = np.random.default_rng(2)
@@ -386,7 +386,7 @@ def test_compiled_jacobian_leaves_the_implicit_simulation_unchanged():
 def test_controller_jacobian_by_differences_equals_the_analytic_one():
     """Without ``state_jacobian`` the simulation differentiates the controller itself
     (central differences): for PD it equals the analytic (−K_p, −K_d) to 1e-9."""
-    from core.analysis.simulation import _controller_jacobian
+    from core.analysis.simulation import SimulationOptions, _Run
 
     model = AssumedModesModel(lumped_two_link(), shape="clamped-mass", modes=1)
     pd_ = PD(kp=[125.0, 60.0], kd=[25.0, 9.0])
@@ -394,11 +394,11 @@ def test_controller_jacobian_by_differences_equals_the_analytic_one():
     state = np.r_[0.2, -0.5, 1e-3, -2e-3, 0.3, 0.1, 0.05, -0.02]
     n = model.n_dof
 
-    def inputs(t, q, qd, ref):
-        return pd_(t, q, qd, model, ref)
+    def jacobian(controller):
+        return _Run(model, controller, None, SimulationOptions()).controller_jacobian(0.0, state, reference)
 
-    analytic = _controller_jacobian(pd_, 0.0, state, model, reference, inputs)
-    numeric = _controller_jacobian(lambda *a: pd_(*a), 0.0, state, model, reference, inputs)
+    analytic = jacobian(pd_)
+    numeric = jacobian(lambda *a: pd_(*a))
     assert analytic.shape == (2, 2 * n)
     np.testing.assert_allclose(numeric, analytic, rtol=0, atol=1e-9 * 125.0)
     assert not analytic[:, [2, 3, 6, 7]].any()

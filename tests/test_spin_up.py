@@ -415,7 +415,7 @@ def test_prescribed_study_refuses_a_controller(tmp_path):
 
 def test_translating_links_refuse_stiffening_but_not_prescribed_motion():
     """Prescribed motion of the RRP arm (its free length prescribed too) runs; geometric
-    stiffening of a translating link is refused by the model (issue 17, first slice)."""
+    stiffening of a translating link is refused by the model."""
     arm = PRESETS["rrp-translating"]()
     with pytest.raises(ValueError, match="translating links"):
         AssumedModesModel(arm, shape="clamped-mass", modes=1, geometric_stiffening=True)

@@ -1,4 +1,4 @@
-"""The ``stability`` study kind (seed 002): extension and retraction of a translating link."""
+"""The ``stability`` study kind (Theodore & Ghosal (1997)): extension and retraction of a translating link."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def test_simulated_energy_and_stiffness_power_follow_the_direction(tmp_path):
     """AMM, the link sliding alone (the other joints held at 0; 0.7 ↔ 1.0 m in 0.5 s) from a
     bent start: the stiffness power ½ q_fᵀ K̇ q_f has the sign of −l̇ at every output time
     (K ∝ 1/l³), exactly, and the flexible energy falls while extending and grows while
-    retracting (seed 002 §IV; measured ×0.54 and ×1.85; bounds < 1 and > 1)."""
+    retracting (Theodore & Ghosal (1997) §IV; measured ×0.54 and ×1.85; bounds < 1 and > 1)."""
     extra = (
         'lengths = [0.7, 1.0]\nT = 0.5\nblend = 0.1\nmethod = "LSODA"\nrtol = 1e-6\natol = 1e-9\n'
         "output_points = 51\neigen_points = 3\ninitial_deflection = 0.01"
@@ -201,7 +201,7 @@ def test_gain_lists_of_the_wrong_length_name_the_key(tmp_path, capsys):
 
 def test_root_trackers_agree_within_their_errors_and_report_their_cost(three_ways):
     """trackers.csv: β_k(t) of the translating link along each nominal maneuver (201 times),
-    with the tip load of the beta-ode case's model. ``ode`` (seed 002's differential form of
+    with the tip load of the beta-ode case's model. ``ode`` (Theodore & Ghosal's differential form of
     the frequency equation, eqs. (11)–(13), integrated) agrees with ``root`` (solved afresh)
     to 1e-8 (measured 7e-12 extension, 1e-11 retraction); ``table`` (cubic Hermite on 64
     lengths) within its stated interpolation error, the error at the midpoints of its
@@ -209,7 +209,7 @@ def test_root_trackers_agree_within_their_errors_and_report_their_cost(three_way
     stated; 5 % margin for output times that fall off the midpoints); frozen shapes keep the
     roots of the long free length, 22 % off at the short one (bound: > 10 %, so following
     is measurably different). Every tracker reports its evaluations, wall time and the cost of
-    the model's right-hand side (no thresholds on wall times). The root plot (seed 002 Fig. 8)
+    the model's right-hand side (no thresholds on wall times). The root plot (Theodore & Ghosal (1997) Fig. 8)
     follows the figure rules."""
     _, folder, figures = three_ways
     trackers = pd.read_csv(folder / "trackers.csv")

@@ -1,4 +1,5 @@
-"""The structured eigen-solve of :mod:`core.dynamics.structured` (issue 14).
+"""The structured eigen-solve of :mod:`core.dynamics.structured` and the structured forward
+dynamics of :mod:`core.dynamics.structured_forward`.
 
 References
 ----------
@@ -27,7 +28,8 @@ import fem
 from core import PD, Damping, ParabolicBlend, simulate
 from core.arm.presets import lumped_two_link, one_flexible_link
 from core.dynamics.basis import dense
-from core.dynamics.structured import ChainStructure, NotStable, structured_dynamics
+from core.dynamics.structured import ChainStructure, NotStable
+from core.dynamics.structured_forward import structured_dynamics
 from fem import FiniteElementModel
 from fem.assembly import assemble, constrained_dofs, element_basis
 from fem.deformation import RelativeCoordinates
@@ -363,8 +365,8 @@ def test_velocity_and_gravity_forces_are_the_reduced_chains(backend, data):
     """The claim the structured dynamics rests on (module docstring): with U spanning the
     fixed functionals and δ, ∫φφᵀδ, δ̇, ∫φφᵀδ̇ of every plane, q = W Wᵀq, q̇ = W Wᵀq̇,
     h(q, q̇) = W h̃(Wᵀq, Wᵀq̇) and G(q) = W G̃(Wᵀq) with h̃, G̃ the engine's on the reduced
-    chain — checked against the engine on the full chain (the numpy path,
-    ``compiled=False``, the same code the reduced chain runs) at drawn arms and states with
+    chain (the compiled kernels) — checked against the oracle on the full chain
+    (``compiled=False``: M, G from one pass, h from the Christoffel symbols) at drawn arms and states with
     δ, δ̇ ≠ 0. The reduction is exact, so only round-off separates them: q and q̇ to
     1e-14 of their largest entry (plus the smallest normal number: subnormal entries carry
     fewer digits; measured ≤ 3.1e-15 in two runs of 2000 draws), h to 1e-12 of
@@ -447,8 +449,8 @@ def test_simulation_with_the_structured_solver_equals_composite():
     (previous tests), so the states agree to the integration tolerance (rtol 1e-8, atol
     1e-10: tolerance 1e-8 on q and q̇, measured 4.8e-11) and so do the work integrals of
     the input and of the dissipation (1e-8 relative, measured 2e-12). 10 ms of motion,
-    ~4700 right-hand sides: ~6 s (the structured path's fixed cost, ~1 ms a call on the
-    numpy engine, is for fine meshes; on two elements the compiled composite one is faster)."""
+    ~4700 right-hand sides (the structured path's fixed cost, a reduced chain per call, is
+    for fine meshes; on two elements the compiled composite one is faster)."""
     model = FiniteElementModel(lumped_two_link(), elements=2)
     q0 = model.home()
     q0[:2] = 0.3, -0.5

@@ -399,7 +399,7 @@ def test_version_and_usage_errors(capsys):
     )
     assert run_cli("run", "--example", "nope") == 2
     assert "unknown example 'nope'" in capsys.readouterr().err
-    # argparse's own refusals: the same one line, no usage block (issue 27)
+    # argparse's own refusals: the same one line, no usage block
     assert run_cli("run", "x.toml", "--workers", "abc") == 2
     assert capsys.readouterr().err == (
         "flexlink: error: argument --workers: invalid int value: 'abc' (see flexlink run --help)\n"
@@ -500,7 +500,7 @@ def test_simulation_study_reports_time_histories(tmp_path):
     ],
 )
 def test_bad_inputs_are_refused_up_front(change, message, tmp_path, capsys):
-    """The bad-input table of issue 15 that the config layer owns: exit 2, one line, no traceback."""
+    """The bad inputs that the config layer owns: exit 2, one line, no traceback."""
     path = write(tmp_path, SMALL.replace(*change))
     assert run_cli("show", str(path)) == 2
     err = capsys.readouterr().err
@@ -961,7 +961,9 @@ def test_the_first_case_of_a_worker_is_not_charged_for_the_warm_up(tmp_path, mon
     monkeypatch.setattr(type(kind), "warm_up", warm_up)
     analysis = kind.analysis_schema.model_validate(config.analysis).model_dump()
     arm = build_arm(config.arm).to_dict()
-    first, second = (runner.execute_case(kind.name, arm, case, analysis) for case in expand_cases(config)[:2])
+    first, second = (
+        runner.execute_case(config.study.kind, arm, case, analysis) for case in expand_cases(config)[:2]
+    )
     assert first["status"] == second["status"] == "ok"
     assert first["warm_up"] == 100.0 and first["wall_time"] == 0.0
     assert second["warm_up"] is None

@@ -1,4 +1,4 @@
-"""amm.symbolic: the symbolic planar equations of motion against closed forms and the engine."""
+"""amm.symbolic: the symbolic planar and spatial equations of motion against closed forms and the engine."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from core.arm.presets import (
 
 RNG = np.random.default_rng(20261123)
 
-#: Agreement with the engine (brief of issue 16): 1e-10 relative; measured ≤ 2e-15 on M, ∂M/∂q, G, C.
+#: Agreement with the engine (docs/SYMBOLIC.md): 1e-10 relative; measured ≤ 2e-15 on M, ∂M/∂q, G, C.
 AGREEMENT = 1e-10
 
 
@@ -301,14 +301,14 @@ def test_compiled_model_is_cached_and_agrees(tmp_path, monkeypatch):
     the generated source) and compiles it once; a second build loads it. Its forward dynamics,
     M, h, G equal the lambdified model's and the engine's, here on the two-plane azimuth–elevation arm
     (the exact tip rotation: stumpff functions in the compiled code)."""
-    monkeypatch.setenv("FLEXLINK_SYMBOLIC_CACHE", str(tmp_path))
+    monkeypatch.setenv("FLEXLINK_CACHE_DIR", str(tmp_path))
     arm = azimuth_elevation()
     eom = derive(arm, modes=1)
     first = eom.to_numeric(compiled=True)
     second = eom.to_numeric(compiled=True)
     assert (
-        len(list(tmp_path.glob("*/eom_*.py"))) == 1
-        and "def stumpff" in next(tmp_path.glob("*/eom_*.py")).read_text()
+        len(list(tmp_path.glob("symbolic/*/eom_*.py"))) == 1
+        and "def stumpff" in next(tmp_path.glob("symbolic/*/eom_*.py")).read_text()
     )
     assert second.compile_seconds < first.compile_seconds
     plain, engine = eom.to_numeric(), AssumedModesModel(arm, modes=1)
@@ -460,8 +460,28 @@ def test_rebuild_derives_the_same_discretization_of_another_arm():
     assert not np.allclose(rebuilt.mass_matrix(q), model.mass_matrix(q))
 
 
-# --------------------------------------------------------------------------- seed 000 (Lin & Lewis 1994)
-# Example 4.2 of seed 000: the one-flexible-link arm (core.arm.presets.one_flexible_link, SPEC §9), its
+def test_rebuild_keeps_compiled_and_the_friction_velocity(tmp_path, monkeypatch):
+    """rebuild(arm) keeps every option of the generated model (a compiled model was once rebuilt
+    lambdified): the rebuilt model runs compiled code (the heavier payload keeps the
+    generated source, so numba loads it from the cache) with the same Coulomb velocity, and its
+    forward dynamics are the fresh derivation's."""
+    import dataclasses
+
+    monkeypatch.setenv("FLEXLINK_CACHE_DIR", str(tmp_path))
+    arm = one_flexible_link()
+    heavier = dataclasses.replace(arm, payload=Payload(0.5))
+    model = SymbolicModel(derive(arm, shape="clamped-mass", modes=2), coulomb_velocity=0.05, compiled=True)
+    rebuilt = model.rebuild(heavier)
+    assert rebuilt.compile_seconds > 0 and rebuilt.arguments["compiled"] is True
+    assert rebuilt.coulomb_velocity == 0.05
+    fresh = SymbolicModel(derive(heavier, shape="clamped-mass", modes=2), coulomb_velocity=0.05)
+    q, qd, tau = np.array([0.3, 1e-3, -2e-3]), np.array([0.5, -0.1, 0.2]), np.array([0.4])
+    assert _relative(rebuilt.forward_dynamics(q, qd, tau), fresh.forward_dynamics(q, qd, tau)) < AGREEMENT
+
+
+# --------------------------------------------------------------------------- Lin & Lewis (1994)
+# Example 4.2 of Lin & Lewis (1994): the one-flexible-link arm (core.arm.presets.one_flexible_link,
+# docs/MODEL.md, Reference arms), its
 # joint angle as the output. The paper prints 4 significant digits of its zeros; besides that rounding
 # (≤ 8.5e-5 relative) its model differs from ours by up to 3.4e-4 where no convention differs (the
 # clamped-free ±j76.98) and prints a first pinned eigenvalue 0.34 % off the closed form it must equal
@@ -525,8 +545,8 @@ def _pinned_closed_form(arm, coupling: float = 1.0) -> np.ndarray:
     return np.concatenate([roots, -roots])
 
 
-def test_seed_000_clamped_free_zero_dynamics_from_the_generated_equations():
-    """Seed 000 §4.2, clamped-free, 2 modes: marginally stable zero dynamics ±j1.0914, ±j76.98
+def test_lin_lewis_clamped_free_zero_dynamics_from_the_generated_equations():
+    """Lin & Lewis (1994) §4.2, clamped-free, 2 modes: marginally stable zero dynamics ±j1.0914, ±j76.98
     (as printed). Clamped frames have B_f = 0, so the zeros are ±j√eig(M_ff⁻¹K_ff) of the generated
     matrices exactly; they equal the engine's (AssumedModesModel) to round-off."""
     arm = one_flexible_link()
@@ -542,8 +562,8 @@ def test_seed_000_clamped_free_zero_dynamics_from_the_generated_equations():
     assert _matched(zeros, _zeros(AssumedModesModel(arm, shape="clamped-free", modes=2))) < SAME
 
 
-def test_seed_000_pinned_zero_dynamics_are_non_minimum_phase():
-    """Seed 000 §4.2, pinned-pinned, 2 modes: zeros in both half-planes. Ours are real, ±56.42 and
+def test_lin_lewis_pinned_zero_dynamics_are_non_minimum_phase():
+    """Lin & Lewis (1994) §4.2, pinned-pinned, 2 modes: zeros in both half-planes. Ours are real, ±56.42 and
     ±163.96 rad/s: the generated equations, the engine and the closed form of _pinned_closed_form
     agree to round-off. The paper prints −58.89 ± j76.06, 58.89 ± j76.06 (next test)."""
     arm = one_flexible_link()
@@ -555,7 +575,7 @@ def test_seed_000_pinned_zero_dynamics_are_non_minimum_phase():
     assert _matched(zeros, _zero_dynamics_with_coupling(model, 1.0)) < SAME
 
 
-def test_seed_000_printed_pinned_zeros_follow_from_half_the_rigid_flexible_coupling():
+def test_lin_lewis_printed_pinned_zeros_follow_from_half_the_rigid_flexible_coupling():
     """docs/SYMBOLIC.md: the paper's pinned zeros −58.89 ± j76.06, 58.89 ± j76.06 are those of
     (M_ff − ½ B_f M_rf) q̈_f + K_ff q_f = 0, the zero dynamics with the coupling term halved; with
     two modes det(M_z) does not depend on that factor and tr(M_z⁻¹K_ff) does, so ½ is the only
@@ -569,8 +589,8 @@ def test_seed_000_printed_pinned_zeros_follow_from_half_the_rigid_flexible_coupl
     assert _matched(_zero_dynamics_with_coupling(model, 1.0), printed) > 0.3  # ours: not the printed ones
 
 
-def test_seed_000_pinned_eigenvalues_of_M_ff_inverse_K_ff_for_15_modes():
-    """Seed 000 §4.2 prints the eigenvalues of M_FF⁻¹U_FF for 15 pinned-pinned modes. Reference:
+def test_lin_lewis_pinned_eigenvalues_of_M_ff_inverse_K_ff_for_15_modes():
+    """Lin & Lewis (1994) §4.2 prints the eigenvalues of M_FF⁻¹U_FF for 15 pinned-pinned modes. Reference:
     the closed form (kπ/L)⁴ EI/ρA (sin shapes are the exact pinned beam modes; the tip mass adds
     nothing, φ_k(L) = 0), to round-off. The printed values are 3 significant digits, truncated:
     k = 2…15 match ours that way once 3.70e5 is read as 3.70e4 (the list is ascending except that
@@ -592,8 +612,8 @@ def test_seed_000_pinned_eigenvalues_of_M_ff_inverse_K_ff_for_15_modes():
     assert ours[0] == pytest.approx(printed[0], rel=4e-3)  # the unexplained 0.34 %
 
 
-def test_seed_000_rigid_flexible_rigid_zero_dynamics_from_the_generated_equations():
-    """Seed 000 §4.4 (no numbers printed; §4.3 and §5 state the pattern for every example):
+def test_lin_lewis_rigid_flexible_rigid_zero_dynamics_from_the_generated_equations():
+    """Lin & Lewis (1994) §4.4 (no numbers printed; §4.3 and §5 state the pattern for every example):
     the rigid–flexible–rigid arm with the three joint angles as outputs has marginally stable zero
     dynamics with clamped-mass modes (tip load: the distal link and payload) and non-minimum-phase
     ones with pinned-pinned modes; the generated zeros equal the engine's to round-off."""
@@ -608,10 +628,11 @@ def test_seed_000_rigid_flexible_rigid_zero_dynamics_from_the_generated_equation
             assert largest_real > 0.1
 
 
-# --------------------------------------------------------------------------- seed 003
-def test_seed_003_generated_two_link_lumped_mass_equations_agree_with_the_engine():
-    """Seed 003's two-link arm with lumped masses (core.arm.presets.lumped_two_link: gravity, gear
-    ratios, Coulomb and viscous friction), 2 clamped-free modes per link: the generated model agrees
+# --------------------------------------------------------------------------- the lumped-mass N-DOF paper
+def test_lumped_mass_paper_two_link_equations_agree_with_the_engine():
+    """The two-link arm with lumped masses of the lumped-mass N-DOF paper (docs/REFERENCES.md;
+    core.arm.presets.lumped_two_link: gravity, gear ratios, Coulomb and viscous friction), 2
+    clamped-free modes per link: the generated model agrees
     with the engine at the paper's start pose θ = (45°, −45°) and on random states, by the symbolic
     study's own comparison (studies.kinds.symbolic.agreement). ∂G/∂q is the known exception
     (test below)."""
@@ -648,7 +669,7 @@ def test_gravity_stiffness_of_the_generated_model_matches_the_engine():
 
 # --------------------------------------------------------------------------- the symbolic study kind
 def test_symbolic_study_writes_equations_module_and_agreement(tmp_path):
-    """The shipped example (seed 000's arm, clamped-free and pinned-pinned): the written module
+    """The shipped example (the arm of Lin & Lewis (1994), clamped-free and pinned-pinned): the written module
     evaluates the same M as the engine, the LaTeX holds every matrix, summary.md previews M, and
     every compared quantity is within the tolerance."""
     from studies.cli import examples

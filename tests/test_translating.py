@@ -149,7 +149,7 @@ def test_gravity_along_the_axis_pulls_the_whole_beam():
 MODELS = {
     "amm-clamped-free": lambda arm: AssumedModesModel(arm, shape="clamped-free", modes=3),
     "amm-clamped-mass": lambda arm: AssumedModesModel(arm, shape="clamped-mass", modes=3),
-    # shapes that follow the free length: the l̇ velocity shape g = −ηψ' + l ∂ψ/∂l (issue 18)
+    # shapes that follow the free length: the l̇ velocity shape g = −ηψ' + l ∂ψ/∂l
     "amm-following": lambda arm: AssumedModesModel(arm, shape="clamped-mass", modes=3, tracker="root"),
     "fem": lambda arm: FiniteElementModel(arm, elements=3),
 }
@@ -226,7 +226,7 @@ def test_translating_dynamics_properties(variant):
 def test_energy_is_conserved_while_the_beam_slides(variant):
     """Free motion (no input, damping or friction) of the rrp arm with the beam
     sliding out at ~1 m/s under its initial rate and the centrifugal pull:
-    T + V constant to 1e-8 relative (issue 6's drift requirement) over 0.1 s.
+    T + V constant to 1e-8 relative (the drift requirement of the energy tests) over 0.1 s.
 
     One shape per direction (AMM) or one element (FEM) keeps the fastest mode
     (≈ 480 and ≈ 5500 rad/s) cheap for an explicit DOP853 at rtol 1e-10;
@@ -251,7 +251,7 @@ def test_energy_is_conserved_while_the_beam_slides(variant):
 
 @pytest.mark.parametrize(("speed", "warns"), [(0.5, False), (2.0, True)])
 def test_extension_speed_ratio_is_recorded_and_warned_about(speed, warns):
-    """SPEC §4: the convective terms are neglected, valid while U/U_g =
+    """docs/MODEL.md, Dynamics: the convective terms are neglected, valid while U/U_g =
     |l̇| l / √(EI/ρA) is small; a simulation records the ratio and warns above 0.1.
     An undeformed beam without gravity slides at constant speed (M_δl = 0 at
     δ = 0), from l = 0.3 m for 0.2 s: √(EI/ρA) = 5 m²/s, so the ratio ends at

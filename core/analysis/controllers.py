@@ -1,4 +1,4 @@
-"""Joint controllers (SPEC §7). One registry, :data:`CONTROLLERS`.
+"""Joint controllers (docs/MODEL.md, Analyses). One registry, :data:`CONTROLLERS`.
 
 A controller is called as ``controller(t, q, qd, model, reference)`` and
 returns the joint inputs τ, shape (n_joints,). Every registered controller
@@ -147,7 +147,7 @@ def _joint_acceleration_law(model: Model, q, qd, u) -> np.ndarray:
 
     From M q̈ = B τ − H with H = C q̇ + D q̇ + K q + G − B τ_c: the joint rows
     of q̈ are S M⁻¹(Bτ − H), so τ = (S M⁻¹ B)⁻¹ (u + S M⁻¹ H). For clamped
-    frames (B = [I; 0]) this is the decoupling law of SPEC §7,
+    frames (B = [I; 0]) this is the decoupling law of docs/MODEL.md, Analyses,
     τ = (M_rr − M_rf M_ff⁻¹ M_rfᵀ) u + h_r − M_rf M_ff⁻¹ (h_f + K q_f).
     """
     import scipy.linalg
@@ -190,8 +190,8 @@ class ComputedTorque(_JointGains):
 
 @dataclass(frozen=True)
 class Decoupling(_JointGains):
-    """Model-based decoupling (SPEC §7): the joint errors e = q_r − q_d obey
-    ë + k_d ė + k_p e = 0 exactly (G_v = k_d, G_p = k_p in SPEC §7), whatever the flexible coordinates do; they
+    """Model-based decoupling (docs/MODEL.md, Analyses): the joint errors e = q_r − q_d obey
+    ë + k_d ė + k_p e = 0 exactly (G_v = k_d, G_p = k_p in docs/MODEL.md, Analyses), whatever the flexible coordinates do; they
     obey M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r (clamped frames)."""
 
     @classmethod

@@ -41,6 +41,7 @@ from typing import Literal
 import numpy as np
 
 from core.dynamics.model import Model
+from core.numerics.derivatives import central_difference_directions
 
 #: Relative step of the central difference that turns a mode vector into a field.
 FIELD_STEP = 1e-6
@@ -109,9 +110,11 @@ def mode_fields(
 ) -> ModeFields:
     """The lowest ``count`` modes of ``model`` at ``q`` as :class:`ModeFields`.
 
-    Each field is the central difference (step :data:`FIELD_STEP` relative to the
-    largest |q| and at least 1, along the mode scaled to a largest entry of 1) of the grid
-    positions (:func:`grid_positions`).
+    Each field is the central difference
+    (:func:`core.numerics.derivatives.central_difference_directions`, step :data:`FIELD_STEP`
+    relative to the largest |q| and at least 1, along the mode scaled to a largest entry of
+    1) of the grid positions (:func:`grid_positions`): not the complex step, since the
+    positions of every backend need not be complex-analytic (the symbolic model's are real).
 
     ``axes``: the displacements in base axes (``"base"``), or each point's in the axes of
     its link's undeformed body frame at ``q`` (``"link"``: axial, in-plane, out-of-plane;
@@ -129,11 +132,12 @@ def mode_fields(
     links, s, weights = grid(model, q, points)
     if count == 0 or s.size == 0:  # no modes, or no flexible link to draw them on
         return ModeFields(omega, np.zeros((s.size, 3, count)), weights, links, s)
-    h = FIELD_STEP * max(1.0, float(np.max(np.abs(q))))
     # Scale the step to the mode's size so the difference resolves it.
     directions = (vectors / np.max(np.abs(vectors), axis=0)).T
-    positions = grid_positions(model, links, s, np.concatenate([q + h * directions, q - h * directions]))
-    fields = np.moveaxis((positions[:count] - positions[count:]) / (2 * h), 0, -1)
+    differences = central_difference_directions(
+        lambda Q: grid_positions(model, links, s, Q), q, directions, step=FIELD_STEP
+    )
+    fields = np.moveaxis(differences, 0, -1)
     if axes == "link":
         fields = _in_link_axes(model, q, links, fields)
     return ModeFields(omega, _normalized(fields, weights), weights, links, s)

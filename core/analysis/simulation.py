@@ -1,4 +1,4 @@
-"""Time simulation of a model under a controller (SPEC §7).
+"""Time simulation of a model under a controller (docs/MODEL.md, Analyses).
 
 :func:`simulate` integrates M q̈ = B(τ + τ_c) − C q̇ − D q̇ − K q − G with
 ``scipy.integrate.solve_ivp`` and returns a tidy :class:`pandas.DataFrame`.
@@ -15,7 +15,7 @@ so every simulation reports its own energy balance:
 Auxiliary states. A model whose :attr:`~core.dynamics.model.Model.auxiliary_names` is not
 empty carries states a integrated with the motion, ȧ =
 :meth:`~core.dynamics.model.Model.auxiliary_rates` (q, q̇, a) — e.g. the assumed-mode roots
-β_k(l) of a translating link, dβ/dt = (dβ/dl)(β, l) l̇ (seed 002) — and its
+β_k(l) of a translating link, dβ/dt = (dβ/dl)(β, l) l̇ (Theodore & Ghosal (1997)) — and its
 primitives depend on the current a. The state is then x = (q, q̇, a, W_in, W_diss)
 (without auxiliary states it stays x = (q, q̇, W_in, W_diss)); every right-hand
 side (controller included) is evaluated inside ``with model.auxiliary(a):``, with
@@ -56,11 +56,14 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.dynamics.model import SOLVERS, Model
+from core.numerics.derivatives import central_difference_jacobian
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -71,8 +74,10 @@ ATOL = 1e-10
 METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
 #: The methods that use a Jacobian of the right-hand side.
 IMPLICIT = ("Radau", "BDF", "LSODA")
-#: Largest extension speed ratio U/U_g of a translating link before a warning (SPEC §4).
+#: Largest extension speed ratio U/U_g of a translating link before a warning (docs/MODEL.md, Dynamics).
 EXTENSION_SPEED_LIMIT = 0.1
+#: Relative step of the central differences of a controller without ``state_jacobian``: ε^(1/3).
+CONTROLLER_STEP = float(np.cbrt(np.finfo(float).eps))
 
 
 class AssumptionWarning(UserWarning):
@@ -87,84 +92,113 @@ class SimulationError(RuntimeError):
         self.frame = frame
 
 
+@dataclass(frozen=True)
+class SimulationOptions:
+    """How :func:`simulate` integrates, drives and watches a run: its keyword options.
+
+    Integration
+    -----------
+    method : str
+        A ``solve_ivp`` method (:data:`METHODS`); stiff ``"Radau"`` by default (flexible
+        modes). Stiffness here means fast dynamics the tolerances do not need resolved:
+        damped high modes, high feedback gains, smoothed Coulomb friction (ε_c small). An
+        undamped arm driven open loop keeps all its modes excited, so every method resolves
+        the highest one and the explicit ``"DOP853"`` is cheaper (the space-arm maneuver:
+        2.3× fewer right-hand sides than Radau).
+    rtol, atol : float
+        The integrator's tolerances (default :data:`RTOL`, :data:`ATOL`).
+    t_eval : array_like, optional
+        Output times; default: the integrator's own steps.
+    solver : str
+        The forward-dynamics solver (:data:`core.dynamics.model.SOLVERS`): ``"composite"``
+        (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
+    jacobian : bool, optional
+        The Jacobian of the implicit methods (:data:`IMPLICIT`). True hands them the
+        model's compiled one where it has one (:meth:`Model.rates_function
+        <core.dynamics.model.Model.rates_function>`, completed with the controller's
+        ``state_jacobian`` or its central differences); False leaves them SciPy's finite
+        differences of the right-hand side (2 n_dof + 2 calls per Jacobian). None
+        (default): the compiled one for LSODA only, where it pays — LSODA re-forms its
+        Jacobian hundreds of times per simulated second and the compiled one halves its
+        right-hand sides (space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557 per
+        simulated second) — while Radau and BDF form one every few hundred steps (≤ 3 % of
+        their calls on the shipped arms, no measurable gain;
+        ``benchmarks/simulation_report.py``). A model with auxiliary states always gets
+        SciPy's differences (the compiled Jacobian knows no auxiliary block).
+
+    Drive and state
+    ---------------
+    prescribed : bool
+        The joints follow the trajectory exactly (see the module docstring; the
+        controller must be None): the joint entries of ``q0`` and ``qd0`` are replaced by
+        the trajectory's at t0, only the flexible coordinates (and auxiliary states) are
+        integrated, and the torques ``tau<i>`` are the joint inputs that realise the motion
+        (:func:`prescribed_motion`). ``solver`` is not used (no forward dynamics) and the
+        implicit methods get central differences of the right-hand side
+        (:func:`core.numerics.derivatives.central_difference_jacobian`; ``jacobian=False``:
+        SciPy's).
+    auxiliary0 : array_like, optional
+        Initial values of the model's auxiliary states, shape
+        (len(model.auxiliary_names),); default ``model.auxiliary_initial(q0)``. With
+        auxiliary states (see the module docstring) the integrated state is
+        x = (q, q̇, a, W_in, W_diss), every right-hand side evaluates the model inside
+        ``with model.auxiliary(a):`` and appends ȧ = ``model.auxiliary_rates(q, q̇, a)``,
+        and every output row is computed inside ``with model.auxiliary(a_row):``.
+
+    Watch
+    -----
+    progress : callable, optional
+        ``progress(t)`` with the time an evaluation has reached [s], once per right-hand
+        side (throttle it yourself; :func:`studies.progress.throttled`).
+    deflection_limit : float, optional
+        Stop when the tip deflection of a flexible link reaches this magnitude [m] (a
+        diverging run, e.g. a spinning beam without geometric stiffening, stops there
+        instead of growing to overflow); ``frame.attrs["stopped_at"]`` is that time.
+    """
+
+    method: str = "Radau"
+    rtol: float = RTOL
+    atol: float = ATOL
+    t_eval: Any = None
+    solver: str = "composite"
+    jacobian: bool | None = None
+    prescribed: bool = False
+    auxiliary0: Any = None
+    progress: Callable[[float], Any] | None = None
+    deflection_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {self.solver!r}")
+        limit = self.deflection_limit
+        if limit is not None and not (np.isfinite(limit) and limit > 0):
+            raise ValueError(f"deflection_limit must be finite and > 0 [m], got {limit!r}")
+
+
 def simulate(
-    model: Model,
-    t_span: tuple[float, float],
-    q0,
-    qd0=None,
-    controller=None,
-    trajectory=None,
-    method: str = "Radau",
-    rtol: float = RTOL,
-    atol: float = ATOL,
-    t_eval=None,
-    solver: str = "composite",
-    jacobian: bool | None = None,
-    progress=None,
-    auxiliary0=None,
-    prescribed: bool = False,
-    deflection_limit: float | None = None,
+    model: Model, t_span: tuple[float, float], q0, qd0=None, controller=None, trajectory=None, **options: Any
 ) -> pd.DataFrame:
     """Simulate ``model`` from (q0, q̇0) over ``t_span`` [s].
 
     Parameters
     ----------
+    model : Model
+    t_span : (float, float)
+        Start and end time [s], increasing.
+    q0, qd0 : array_like, shape (n_dof,)
+        Initial coordinates and rates (``qd0`` default zero).
     controller : callable, optional
         ``controller(t, q, qd, model, reference) -> τ`` (:mod:`core.analysis.controllers`);
         None means zero input (friction and damping still act).
     trajectory : optional
         Object with ``evaluate(t) -> (q_d, qd_d, qdd_d)``; handed to the
         controller and recorded (columns ``<joint>_ref``).
-    method : str
-        A ``solve_ivp`` method; stiff ``"Radau"`` by default (flexible modes).
-        Stiffness here means fast dynamics the tolerances do not need resolved:
-        damped high modes, high feedback gains, smoothed Coulomb friction
-        (ε_c small). An undamped arm driven open loop keeps all its modes
-        excited, so every method resolves the highest one and the explicit
-        ``"DOP853"`` is cheaper (the space-arm maneuver: 2.3× fewer right-hand
-        sides than Radau). See ``jacobian`` for the Jacobian of the implicit
-        methods (:meth:`Model.rates_function`, with the controller's
-        ``state_jacobian`` or its central differences).
-    solver : str
-        The forward-dynamics solver (:data:`core.dynamics.model.SOLVERS`): ``"composite"``
-        (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
-    t_eval : array_like, optional
-        Output times; default: the integrator's own steps.
-    progress : callable, optional
-        ``progress(t)`` with the time an evaluation has reached [s], once per
-        right-hand side (throttle it yourself; :func:`studies.progress.throttled`).
-    jacobian : bool, optional
-        True hands Radau, BDF and LSODA the model's compiled Jacobian where it
-        has one; False leaves them SciPy's finite differences of the right-hand
-        side (2 n_dof + 2 calls per Jacobian). None (default): the compiled one
-        for LSODA only, where it pays — LSODA re-forms its Jacobian hundreds of
-        times per simulated second and the compiled one halves its right-hand
-        sides (space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557 per
-        simulated second) — while Radau and BDF form one every few hundred steps
-        (≤ 3 % of their calls on the shipped arms, no measurable gain;
-        ``benchmarks/simulation_report.py``). A model with auxiliary states
-        always gets SciPy's differences (the compiled Jacobian knows no
-        auxiliary block).
-    auxiliary0 : array_like, optional
-        Initial values of the model's auxiliary states, shape
-        (len(model.auxiliary_names),); default ``model.auxiliary_initial(q0)``.
-        With auxiliary states (see the module docstring) the integrated state is
-        x = (q, q̇, a, W_in, W_diss), every right-hand side evaluates the model
-        inside ``with model.auxiliary(a):`` and appends ȧ =
-        ``model.auxiliary_rates(q, q̇, a)``, and every output row is computed
-        inside ``with model.auxiliary(a_row):``.
-    prescribed : bool
-        The joints follow ``trajectory`` exactly (see the module docstring; ``controller``
-        must be None): the joint entries of ``q0`` and ``qd0`` are replaced by the
-        trajectory's at t0, only the flexible coordinates (and auxiliary states) are
-        integrated, and the torques ``tau<i>`` are the joint inputs that realise the motion
-        (:func:`prescribed_motion`). ``solver`` is not used (no forward dynamics) and the
-        implicit methods get central differences of the right-hand side
-        (:func:`core.numerics.derivatives.central_difference_jacobian`; ``jacobian=False``: SciPy's).
-    deflection_limit : float, optional
-        Stop when the tip deflection of a flexible link reaches this magnitude [m]
-        (a diverging run, e.g. a spinning beam without geometric stiffening, stops there
-        instead of growing to overflow); ``frame.attrs["stopped_at"]`` is that time.
+    **options
+        The fields of :class:`SimulationOptions`, each described there once: integration
+        (``method``, ``rtol``, ``atol``, ``t_eval``, ``solver``, ``jacobian``), drive and
+        state (``prescribed``, ``auxiliary0``), watch (``progress``, ``deflection_limit``).
 
     Returns
     -------
@@ -189,207 +223,266 @@ def simulate(
         When the integrator fails: the message gives the time and the
         solver's reason; ``error.frame`` keeps the steps computed before.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
-    n, n_joints = model.n_dof, model.n_joints
-    q0 = np.asarray(q0, dtype=float)
-    qd0 = np.zeros(n) if qd0 is None else np.asarray(qd0, dtype=float)
-    if q0.shape != (n,) or qd0.shape != (n,):
-        raise ValueError(f"q0 and qd0 must have shape ({n},), got {q0.shape} and {qd0.shape}")
+    settings = SimulationOptions(**options)
     t0, t1 = (float(x) for x in t_span)
     if not t1 > t0:
         raise ValueError(f"t_span must be increasing, got {t_span!r}")
-    if deflection_limit is not None and not (np.isfinite(deflection_limit) and deflection_limit > 0):
-        raise ValueError(f"deflection_limit must be finite and > 0 [m], got {deflection_limit!r}")
-    if prescribed:
-        if trajectory is None:
-            raise ValueError("prescribed=True needs a trajectory: the joints follow it exactly")
-        if controller is not None:
-            raise ValueError(
-                "prescribed=True: the joint inputs are the reactions of the prescribed motion; "
-                f"pass controller=None, got {type(controller).__name__}"
-            )
-        q0, qd0 = q0.copy(), qd0.copy()
-        q0[:n_joints], qd0[:n_joints] = (np.asarray(v, dtype=float) for v in trajectory.evaluate(t0)[:2])
-    a0 = _auxiliary_start(model, q0, qd0, auxiliary0)
-    m = a0.size
-    context = model.auxiliary if m else (lambda a: contextlib.nullcontext())
-
-    def inputs(t: float, q: np.ndarray, qd: np.ndarray, reference=None) -> np.ndarray:
-        if controller is None:
-            return np.zeros(n_joints)
-        if reference is None and trajectory is not None:
-            reference = trajectory.evaluate(t)
-        tau = np.asarray(controller(t, q, qd, model, reference), dtype=float)
-        if tau.shape != (n_joints,):
-            raise ValueError(f"controller returned shape {tau.shape}, expected ({n_joints},)")
-        return tau
-
-    n_f = n - n_joints  # the integrated coordinates of a prescribed run: x = (q_f, q̇_f, a, W)
-
-    def joint_state(t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, q̇, q̈_r) of a prescribed run: the trajectory's joints, the state's flexible part."""
-        q_r, qd_r, qdd_r = trajectory.evaluate(t)
-        return np.concatenate([q_r, x[:n_f]]), np.concatenate([qd_r, x[n_f : 2 * n_f]]), qdd_r
-
-    if prescribed:
-
-        def prescribed_rates(t: float, x: np.ndarray) -> np.ndarray:
-            q, qd, qdd_r = joint_state(t, x)
-            a = x[2 * n_f : 2 * n_f + m]
-            with context(a):
-                qdd, _, powers = _prescribed(model, q, qd, qdd_r)
-                a_dot = model.auxiliary_rates(q, qd, a) if m else a
-            return np.concatenate([x[n_f : 2 * n_f], qdd[n_joints:], a_dot, powers])
-
-        def rhs(t: float, x: np.ndarray) -> np.ndarray:
-            q, qd, _ = joint_state(t, x)
-            watch(t, q, qd)
-            return prescribed_rates(t, x)
-
-    elif m:
-        # The generic right-hand side: it evaluates the primitives, which see the auxiliary
-        # values (a backend's fused one may have built in matrices of other values). It
-        # reads q, q̇ from x[:2n] and returns (q̇, q̈, input power, dissipated power).
-        rates = Model.rates_function(model, solver)
-
-        def rhs(t: float, x: np.ndarray) -> np.ndarray:
-            q, qd, a = x[:n], x[n : 2 * n], x[2 * n : 2 * n + m]
-            watch(t, q, qd)
-            with model.auxiliary(a):
-                motion = rates(x, inputs(t, q, qd))
-                a_dot = model.auxiliary_rates(q, qd, a)
-            return np.concatenate([motion[: 2 * n], a_dot, motion[2 * n :]])
-
-    else:
-        rates = model.rates_function(solver)
-
-        def rhs(t: float, x: np.ndarray) -> np.ndarray:
-            q, qd = x[:n], x[n : 2 * n]
-            watch(t, q, qd)
-            return rates(x, inputs(t, q, qd))
-
-    jac = None
-    if prescribed and method in IMPLICIT and jacobian is not False:
-        # Central differences of the right-hand side (core.numerics.derivatives): SciPy's adaptive forward
-        # differences misjudge the steps of stiff beam coordinates here and Newton stalls
-        # (measured, spin-up FEM 16 elements with geometric stiffening, Radau rtol 1e-6:
-        # 1305 Jacobians and 30 734 right-hand sides with SciPy's, 15 and 4 212 with these).
-        from core.numerics.derivatives import central_difference_jacobian
-
-        def jac(t: float, x: np.ndarray) -> np.ndarray:
-            return central_difference_jacobian(lambda y: prescribed_rates(t, y), x)
-
-    if jacobian is None:
-        jacobian = method == "LSODA"
-    # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states get SciPy's
-    # (prescribed runs have their own, above: their state has no joint coordinates).
-    if jacobian and method in IMPLICIT and not prescribed and hasattr(rates, "jacobian") and not m:
-
-        def jac(t: float, x: np.ndarray) -> np.ndarray:
-            q, qd = x[:n], x[n : 2 * n]
-            reference = None if trajectory is None else trajectory.evaluate(t)
-            J, J_tau = rates.jacobian(x, inputs(t, q, qd, reference))
-            if controller is not None:
-                J[:, : 2 * n] += J_tau @ _controller_jacobian(
-                    controller, t, x[: 2 * n], model, reference, inputs
-                )
-            return J
-
-    speeds = _wave_speeds(model)
-    worst = [(0.0, t0)] * len(speeds)
-
-    def watch(t: float, q: np.ndarray, qd: np.ndarray) -> None:
-        """Report progress and keep the largest extension speed ratio U/U_g of each translating link."""
-        if progress is not None:
-            progress(t)
-        for k, (index, wave_speed) in enumerate(speeds):
-            ratio = abs(qd[index]) * q[index] / wave_speed
-            if ratio > worst[k][0]:
-                worst[k] = (ratio, t)
-
-    if prescribed:
-        x0 = np.concatenate([q0[n_joints:], qd0[n_joints:], a0, [0.0, 0.0]])
-    else:
-        x0 = np.concatenate([q0, qd0, a0, [0.0, 0.0]])
-    options = {} if jac is None else {"jac": jac}
-    if deflection_limit is not None:
-
-        def full_q(t: float, x: np.ndarray) -> np.ndarray:
-            return joint_state(t, x)[0] if prescribed else x[:n]
-
-        def deflection_margin(t: float, x: np.ndarray) -> float:
-            """limit − the largest |tip deflection|: reaches 0 from above at the limit."""
-            start_a = 2 * n_f if prescribed else 2 * n
-            with context(x[start_a : start_a + m]):
-                tips = model.tip_deflections(full_q(t, x))
-            return deflection_limit - max((abs(v) for v in tips.values()), default=0.0)
-
-        deflection_margin.terminal = True
-        deflection_margin.direction = -1
-        if deflection_margin(t0, x0) <= 0:
-            raise ValueError(
-                f"deflection_limit: the initial tip deflection already reaches {deflection_limit!r} m"
-            )
-        options["events"] = [deflection_margin]
+    run = _Run(model, controller, trajectory, settings)
+    x0 = run.start(t0, q0, qd0)
     start = time.perf_counter()
-    from scipy.integrate import solve_ivp  # on use: study configs import this module to validate
-
-    solution = solve_ivp(rhs, (t0, t1), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval, **options)
+    solution = run.integrate(t0, t1, x0)
     wall = time.perf_counter() - start
-    times, states = solution.t, solution.y
-    stopped_at = None
-    if deflection_limit is not None and solution.status == 1 and solution.t_events[0].size:
-        stopped_at = float(solution.t_events[0][0])
-        if not times.size or stopped_at > times[-1]:  # the frame ends with the crossing
-            times = np.append(times, stopped_at)
-            states = np.column_stack([states, solution.y_events[0][0]])
-    if prescribed:
-        # Full states (q, q̇, a, W) for the frame: the trajectory's joints beside each state.
-        full = np.zeros((2 * n, times.size))
-        for k, (t, x) in enumerate(zip(times, states.T, strict=True)):
-            q, qd, _ = joint_state(t, x)
-            full[:n, k], full[n:, k] = q, qd
-        states = np.vstack([full, states[2 * n_f :]])
-
-        def dynamics(t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            qdd, tau = prescribed_motion(model, q, qd, trajectory.evaluate(t)[2])
-            return tau, qdd
-
-    else:
-
-        def dynamics(t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            tau = inputs(t, q, qd)
-            return tau, model.forward_dynamics(q, qd, tau, solver=solver)
-
-    frame = _frame(model, times, states, dynamics, trajectory, m)
+    times, states, stopped_at = run.outputs(solution)
+    frame = _frame(model, times, states, run.dynamics, trajectory, run.m)
     frame.attrs.update(
         nfev=int(solution.nfev),
         njev=int(solution.njev),
         nlu=int(solution.nlu),
         wall_time=wall,
-        method=method,
-        rtol=rtol,
-        atol=atol,
+        method=settings.method,
+        rtol=settings.rtol,
+        atol=settings.atol,
         success=bool(solution.success),
         message=solution.message,
-        prescribed=bool(prescribed),
+        prescribed=bool(settings.prescribed),
         stopped_at=stopped_at,
     )
-    for (index, _), (ratio, when) in zip(speeds, worst, strict=True):
-        if ratio > EXTENSION_SPEED_LIMIT:
-            warnings.warn(
-                f"translating link {index + 1}: extension speed ratio U/U_g reached {ratio:.3g} at t = {when:.4g} s "
-                f"(> {EXTENSION_SPEED_LIMIT}); the neglected convective terms of the sliding beam may matter",
-                AssumptionWarning,
-                stacklevel=2,
-            )
+    run.warn_extension_speeds()
     if not solution.success:
         reached = solution.t[-1] if solution.t.size else t0
         raise SimulationError(f"integration failed at t = {reached:.6g} s: {solution.message}", frame)
     return frame
+
+
+class _Run:
+    """One simulation of :func:`simulate`: the state layout, the right-hand side and its
+    Jacobian, the divergence guard and the rows' inputs and accelerations.
+
+    The integrated state is x = (q, q̇, a, W_in, W_diss), or x = (q_f, q̇_f, a, W_in, W_diss)
+    for a prescribed run (the joints are the trajectory's), with the m auxiliary states a.
+    """
+
+    def __init__(self, model: Model, controller, trajectory, options: SimulationOptions) -> None:
+        if options.prescribed:
+            if trajectory is None:
+                raise ValueError("prescribed=True needs a trajectory: the joints follow it exactly")
+            if controller is not None:
+                raise ValueError(
+                    "prescribed=True: the joint inputs are the reactions of the prescribed motion; "
+                    f"pass controller=None, got {type(controller).__name__}"
+                )
+        self.model, self.controller, self.trajectory, self.options = model, controller, trajectory, options
+        self.prescribed = options.prescribed
+        self.n, self.n_joints = model.n_dof, model.n_joints
+        self.n_f = self.n - self.n_joints  # the integrated coordinates of a prescribed run
+        self.m = 0
+        self.rates: Any = None
+        self.speeds = _wave_speeds(model)
+        self.worst: list[tuple[float, float]] = []
+
+    def start(self, t0: float, q0, qd0) -> np.ndarray:
+        """The initial state x0 (checked), and the auxiliary count m."""
+        n, n_joints = self.n, self.n_joints
+        q0 = np.asarray(q0, dtype=float)
+        qd0 = np.zeros(n) if qd0 is None else np.asarray(qd0, dtype=float)
+        if q0.shape != (n,) or qd0.shape != (n,):
+            raise ValueError(f"q0 and qd0 must have shape ({n},), got {q0.shape} and {qd0.shape}")
+        if self.prescribed:
+            q0, qd0 = q0.copy(), qd0.copy()
+            q0[:n_joints], qd0[:n_joints] = (
+                np.asarray(v, dtype=float) for v in self.trajectory.evaluate(t0)[:2]
+            )
+        a0 = _auxiliary_start(self.model, q0, qd0, self.options.auxiliary0)
+        self.m = a0.size
+        self.worst = [(0.0, t0)] * len(self.speeds)
+        first = n_joints if self.prescribed else 0
+        return np.concatenate([q0[first:], qd0[first:], a0, [0.0, 0.0]])
+
+    def context(self, a: np.ndarray):
+        """``with model.auxiliary(a):`` when the model has auxiliary states."""
+        return self.model.auxiliary(a) if self.m else contextlib.nullcontext()
+
+    def inputs(self, t: float, q: np.ndarray, qd: np.ndarray, reference=None) -> np.ndarray:
+        """The controller's τ (zero without one), checked."""
+        if self.controller is None:
+            return np.zeros(self.n_joints)
+        if reference is None and self.trajectory is not None:
+            reference = self.trajectory.evaluate(t)
+        tau = np.asarray(self.controller(t, q, qd, self.model, reference), dtype=float)
+        if tau.shape != (self.n_joints,):
+            raise ValueError(f"controller returned shape {tau.shape}, expected ({self.n_joints},)")
+        return tau
+
+    def joint_state(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, q̇, q̈_r) of a prescribed run: the trajectory's joints, the state's flexible part."""
+        n_f = self.n_f
+        q_r, qd_r, qdd_r = self.trajectory.evaluate(t)
+        return np.concatenate([q_r, x[:n_f]]), np.concatenate([qd_r, x[n_f : 2 * n_f]]), qdd_r
+
+    def watch(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+        """Report progress and keep the largest extension speed ratio U/U_g of each translating link."""
+        if self.options.progress is not None:
+            self.options.progress(t)
+        for k, (index, wave_speed) in enumerate(self.speeds):
+            ratio = abs(qd[index]) * q[index] / wave_speed
+            if ratio > self.worst[k][0]:
+                self.worst[k] = (ratio, t)
+
+    def prescribed_rates(self, t: float, x: np.ndarray) -> np.ndarray:
+        """ẋ of a prescribed run."""
+        n_f, m = self.n_f, self.m
+        q, qd, qdd_r = self.joint_state(t, x)
+        a = x[2 * n_f : 2 * n_f + m]
+        with self.context(a):
+            qdd, _, powers = _prescribed(self.model, q, qd, qdd_r)
+            a_dot = self.model.auxiliary_rates(q, qd, a) if m else a
+        return np.concatenate([x[n_f : 2 * n_f], qdd[self.n_joints :], a_dot, powers])
+
+    def right_hand_side(self) -> Callable[[float, np.ndarray], np.ndarray]:
+        """ẋ(t, x) for ``solve_ivp``."""
+        model, n, m = self.model, self.n, self.m
+        if self.prescribed:
+
+            def rhs(t: float, x: np.ndarray) -> np.ndarray:
+                q, qd, _ = self.joint_state(t, x)
+                self.watch(t, q, qd)
+                return self.prescribed_rates(t, x)
+
+        elif m:
+            # The generic right-hand side: it evaluates the primitives, which see the auxiliary
+            # values (a backend's fused one may have built in matrices of other values). It
+            # reads q, q̇ from x[:2n] and returns (q̇, q̈, input power, dissipated power).
+            rates = self.rates = Model.rates_function(model, self.options.solver)
+
+            def rhs(t: float, x: np.ndarray) -> np.ndarray:
+                q, qd, a = x[:n], x[n : 2 * n], x[2 * n : 2 * n + m]
+                self.watch(t, q, qd)
+                with model.auxiliary(a):
+                    motion = rates(x, self.inputs(t, q, qd))
+                    a_dot = model.auxiliary_rates(q, qd, a)
+                return np.concatenate([motion[: 2 * n], a_dot, motion[2 * n :]])
+
+        else:
+            rates = self.rates = model.rates_function(self.options.solver)
+
+            def rhs(t: float, x: np.ndarray) -> np.ndarray:
+                q, qd = x[:n], x[n : 2 * n]
+                self.watch(t, q, qd)
+                return rates(x, self.inputs(t, q, qd))
+
+        return rhs
+
+    def jacobian(self) -> Callable[[float, np.ndarray], np.ndarray] | None:
+        """∂ẋ/∂x for the implicit methods, or None (SciPy's finite differences); after
+        :meth:`right_hand_side`."""
+        method, wanted = self.options.method, self.options.jacobian
+        if method not in IMPLICIT:
+            return None
+        if self.prescribed:
+            # Central differences of the right-hand side: SciPy's adaptive forward differences
+            # misjudge the steps of stiff beam coordinates here and Newton stalls (measured,
+            # spin-up FEM 16 elements with geometric stiffening, Radau rtol 1e-6: 1305
+            # Jacobians and 30 734 right-hand sides with SciPy's, 15 and 4 212 with these).
+            if wanted is False:
+                return None
+            return lambda t, x: central_difference_jacobian(lambda y: self.prescribed_rates(t, y), x)
+        if wanted is None:
+            wanted = method == "LSODA"
+        # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states get SciPy's.
+        if wanted and hasattr(self.rates, "jacobian") and not self.m:
+            return self.compiled_jacobian
+        return None
+
+    def compiled_jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
+        """The model's compiled ∂ẋ/∂x, completed with the controller's ∂τ/∂(q, q̇)."""
+        n = self.n
+        q, qd = x[:n], x[n : 2 * n]
+        reference = None if self.trajectory is None else self.trajectory.evaluate(t)
+        J, J_tau = self.rates.jacobian(x, self.inputs(t, q, qd, reference))
+        if self.controller is not None:
+            J[:, : 2 * n] += J_tau @ self.controller_jacobian(t, x[: 2 * n], reference)
+        return J
+
+    def controller_jacobian(self, t: float, state: np.ndarray, reference) -> np.ndarray:
+        """∂τ/∂(q, q̇), shape (n_joints, 2 n_dof): the controller's ``state_jacobian``, else
+        central differences with steps ε^(1/3) max(|x_j|, 1)."""
+        n = self.n
+        if hasattr(self.controller, "state_jacobian"):
+            return self.controller.state_jacobian(t, state[:n], state[n:], self.model, reference)
+        return central_difference_jacobian(
+            lambda y: self.inputs(t, y[:n], y[n:], reference), state, step=CONTROLLER_STEP
+        )
+
+    def deflection_event(self, t0: float, x0: np.ndarray) -> Callable[[float, np.ndarray], float]:
+        """The terminal ``solve_ivp`` event of ``deflection_limit``, checked at the start."""
+        limit, m = self.options.deflection_limit, self.m
+        start_a = 2 * self.n_f if self.prescribed else 2 * self.n
+
+        def deflection_margin(t: float, x: np.ndarray) -> float:
+            """limit − the largest |tip deflection|: reaches 0 from above at the limit."""
+            q = self.joint_state(t, x)[0] if self.prescribed else x[: self.n]
+            with self.context(x[start_a : start_a + m]):
+                tips = self.model.tip_deflections(q)
+            return limit - max((abs(v) for v in tips.values()), default=0.0)
+
+        deflection_margin.terminal = True
+        deflection_margin.direction = -1
+        if deflection_margin(t0, x0) <= 0:
+            raise ValueError(f"deflection_limit: the initial tip deflection already reaches {limit!r} m")
+        return deflection_margin
+
+    def integrate(self, t0: float, t1: float, x0: np.ndarray):
+        """``solve_ivp`` from x0 over (t0, t1) with the options' method, tolerances and outputs."""
+        from scipy.integrate import solve_ivp  # on use: study configs import this module to validate
+
+        options = self.options
+        rhs = self.right_hand_side()
+        settings: dict[str, Any] = {"method": options.method, "rtol": options.rtol, "atol": options.atol}
+        jac = self.jacobian()
+        if jac is not None:
+            settings["jac"] = jac
+        if options.deflection_limit is not None:
+            settings["events"] = [self.deflection_event(t0, x0)]
+        return solve_ivp(rhs, (t0, t1), x0, t_eval=options.t_eval, **settings)
+
+    def outputs(self, solution) -> tuple[np.ndarray, np.ndarray, float | None]:
+        """(times, full states (q, q̇, a, W) per column, the time the deflection limit stopped the run)."""
+        times, states = solution.t, solution.y
+        stopped_at = None
+        if self.options.deflection_limit is not None and solution.status == 1 and solution.t_events[0].size:
+            stopped_at = float(solution.t_events[0][0])
+            if not times.size or stopped_at > times[-1]:  # the frame ends with the crossing
+                times = np.append(times, stopped_at)
+                states = np.column_stack([states, solution.y_events[0][0]])
+        if self.prescribed:
+            # Full states (q, q̇, a, W) for the frame: the trajectory's joints beside each state.
+            n = self.n
+            full = np.zeros((2 * n, times.size))
+            for k, (t, x) in enumerate(zip(times, states.T, strict=True)):
+                q, qd, _ = self.joint_state(t, x)
+                full[:n, k], full[n:, k] = q, qd
+            states = np.vstack([full, states[2 * self.n_f :]])
+        return times, states, stopped_at
+
+    def dynamics(self, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(τ, q̈) of an output row."""
+        if self.prescribed:
+            qdd, tau = prescribed_motion(self.model, q, qd, self.trajectory.evaluate(t)[2])
+            return tau, qdd
+        tau = self.inputs(t, q, qd)
+        return tau, self.model.forward_dynamics(q, qd, tau, solver=self.options.solver)
+
+    def warn_extension_speeds(self) -> None:
+        """An :class:`AssumptionWarning` per translating link whose U/U_g passed the limit."""
+        for (index, _), (ratio, when) in zip(self.speeds, self.worst, strict=True):
+            if ratio > EXTENSION_SPEED_LIMIT:
+                warnings.warn(
+                    f"translating link {index + 1}: extension speed ratio U/U_g reached {ratio:.3g} at "
+                    f"t = {when:.4g} s (> {EXTENSION_SPEED_LIMIT}); the neglected convective terms of "
+                    "the sliding beam may matter",
+                    AssumptionWarning,
+                    stacklevel=3,
+                )
 
 
 def prescribed_motion(model: Model, q, qd, qdd_joints) -> tuple[np.ndarray, np.ndarray]:
@@ -460,26 +553,6 @@ def _prescribed(
     # without damping and friction both terms are the same product, and the power exactly 0).
     powers = np.array([qd @ (B @ tau), -(qd @ (applied + model.elastic_forces(q)))])
     return np.concatenate([qdd_joints, solved[: n - n_joints]]), tau, powers
-
-
-def _controller_jacobian(
-    controller, t: float, state: np.ndarray, model: Model, reference, inputs
-) -> np.ndarray:
-    """∂τ/∂(q, q̇), shape (n_joints, 2 n_dof): the controller's ``state_jacobian``, else
-    central differences with steps ε^(1/3) max(|x_j|, 1)."""
-    if hasattr(controller, "state_jacobian"):
-        return controller.state_jacobian(t, state[: model.n_dof], state[model.n_dof :], model, reference)
-    n = model.n_dof
-    columns = []
-    for j in range(2 * n):
-        h = np.cbrt(np.finfo(float).eps) * max(abs(state[j]), 1.0)
-        up, down = state.copy(), state.copy()
-        up[j] += h
-        down[j] -= h
-        columns.append(
-            (inputs(t, up[:n], up[n:], reference) - inputs(t, down[:n], down[n:], reference)) / (2 * h)
-        )
-    return np.column_stack(columns)
 
 
 #: Frame columns of every simulation (an auxiliary state may not take one of these names).

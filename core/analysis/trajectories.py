@@ -47,7 +47,7 @@ def _rates_and_periods(obj, rate: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 @dataclass(frozen=True)
 class Cycloidal:
-    """θ_i(t) = q0_i + k_i [t − (T_i/π) sin(πt/T_i)] (seed paper 001).
+    """θ_i(t) = q0_i + k_i [t − (T_i/π) sin(πt/T_i)] (Mohan & Saha, DeNOC).
 
     The rate k_i(1 − cos(πt/T_i)) starts and (at t = 2T_i) ends at zero.
     """
@@ -74,7 +74,7 @@ class Cycloidal:
 
 @dataclass(frozen=True)
 class ParabolicBlend:
-    """Linear segment with parabolic blends from q_start to q_end in time T (seed paper 002).
+    """Linear segment with parabolic blends from q_start to q_end in time T (Theodore & Ghosal (1997)).
 
     Constant acceleration a = Δq / (t_b (T − t_b)) for the first t_b seconds,
     constant velocity, constant deceleration for the last t_b; at rest before
@@ -123,7 +123,7 @@ class ParabolicBlend:
 @dataclass(frozen=True)
 class CartesianCircle:
     """Tip on a circle x = x0 + r cos(ωt), y = y0 + r sin(ωt), through the rigid
-    inverse kinematics of a planar two-link arm with link lengths l1, l2 (seed paper 003).
+    inverse kinematics of a planar two-link arm with link lengths l1, l2 (the lumped-mass N-DOF paper, docs/REFERENCES.md).
 
     ``elbow`` = +1 or −1 picks the branch sign of θ2. Velocities and
     accelerations follow from q̇ = J⁻¹ẋ and q̈ = J⁻¹(ẍ − J̇q̇).

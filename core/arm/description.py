@@ -50,7 +50,7 @@ inertia tensors of the payloads attached to the link.
   ``length`` at the tip, so ``length`` must equal ``a_i``. In-plane bending
   (stiffness ``EI``) deflects the beam along y of L_i, rotating about z (the
   joint axis); out-of-plane bending (``EI_out``) deflects it along z.
-* A flexible link on a **prismatic** joint *translates* (SPEC §4): a beam of
+* A flexible link on a **prismatic** joint *translates* (docs/MODEL.md, Dynamics): a beam of
   total length ``length`` slides along the joint axis z_{i-1} through a hub
   fixed at the origin of L_i (``d`` along z_{i-1}, so ``a_i`` must be 0). The
   joint variable q_i is the free length l ∈ (0, length] outside the hub;
@@ -337,16 +337,10 @@ class Link(serialization.Description):
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any], path: str) -> Link:
         values = dict(serialization.check_keys(data, path, cls))
-        if "damping" in values:
-            with check.located("link", "damping"):
-                values["damping"] = Damping._from_dict(
-                    values["damping"], serialization.key_path(path, "damping")
-                )
-        if "tip_payload" in values:
-            with check.located("link", "tip_payload"):
-                values["tip_payload"] = Payload._from_dict(
-                    values["tip_payload"], serialization.key_path(path, "tip_payload")
-                )
+        for key, table in (("damping", Damping), ("tip_payload", Payload)):
+            if key in values:
+                with check.located("link", key):
+                    values[key] = table._from_dict(values[key], serialization.key_path(path, key))
         if "lumped_masses" in values:
             list_path = serialization.key_path(path, "lumped_masses")
             lumped = []
@@ -642,6 +636,19 @@ class Arm(serialization.Description):
     def flexible_links(self) -> tuple[int, ...]:
         """Indices (from 1) of the flexible links."""
         return tuple(i for i, link in enumerate(self.links, start=1) if link.is_flexible)
+
+    def per_flexible_link(self, name: str, value: Any, default: Any) -> dict[int, Any]:
+        """A backend option for every flexible link: ``value`` itself for all, or, given a
+        mapping link number (from 1) → value, its entries and ``default`` for the links it does
+        not name (a mapping that names a link that is not flexible is refused, as ``name``)."""
+        if not isinstance(value, Mapping):
+            return {k: value for k in self.flexible_links}
+        unknown = sorted(set(value) - set(self.flexible_links))
+        if unknown:
+            raise ValueError(
+                f"{name}: links {unknown} are not flexible links (flexible: {list(self.flexible_links)})"
+            )
+        return {k: value.get(k, default) for k in self.flexible_links}
 
     @property
     def translating_links(self) -> tuple[int, ...]:

@@ -1,7 +1,7 @@
 """Loads that one link carries: the distal mass and inertia at its tip.
 
 Used by the assumed-modes backend to choose clamped–mass shapes whose tip load
-is "everything distal to the link" (SPEC §3): for an intermediate link these
+is "everything distal to the link" (docs/MODEL.md, Mode shapes): for an intermediate link these
 converge with two modes where cantilever shapes need many.
 """
 
@@ -72,4 +72,6 @@ def distal_load(arm: Arm, link: int, q=None) -> tuple[float, float]:
         axis @ tensor @ axis + m * float(np.sum(np.cross(axis, position - tip) ** 2))
         for m, position, tensor in bodies
     )
-    return float(mass), float(inertia)
+    # a sum of nonnegative terms: a rod about its own axis gives axis·(R D Rᵀ)·axis = 0 up to
+    # round-off (−8e-19 seen), which the shape families rightly refuse as a negative inertia
+    return float(mass), max(float(inertia), 0.0)

@@ -1,4 +1,4 @@
-"""Reference arms of SPEC §9, shared by tests, benchmarks and study configs (``preset = "..."``).
+"""Reference arms (docs/MODEL.md, Reference arms), shared by tests, benchmarks and study configs (``preset = "..."``).
 
 Parameters come from the source papers; where a value is not given the
 documented default here is ours. All SI.
@@ -13,7 +13,6 @@ from core.arm import Arm, Joint, Link, Payload
 # Unit conversions (exact by definition of the inch and the pound-force).
 INCH = 0.0254  # m
 LBF = 4.4482216152605  # N
-LBM = 0.45359237  # kg
 
 
 def rigid_two_link() -> Arm:
@@ -27,7 +26,7 @@ def rigid_two_link() -> Arm:
 
 
 def one_flexible_link() -> Arm:
-    """One flexible link, horizontal, no gravity (seed paper 000, example 4.2).
+    """One flexible link, horizontal, no gravity (Lin & Lewis (1994), example 4.2).
 
     Original units: EI = 4120 lbf·in², L = 47 in, ρA = 2.54e-4 × 0.14 lbf·s²/in²,
     tip mass "0.1 lbm" as printed — but the paper's clamped-free zero dynamics
@@ -48,7 +47,7 @@ def one_flexible_link() -> Arm:
 
 
 def lumped_two_link(gravity: bool = True) -> Arm:
-    """Two flexible links with lumped joint masses, vertical plane (seed paper 003).
+    """Two flexible links with lumped joint masses, vertical plane (the lumped-mass N-DOF paper, docs/REFERENCES.md).
 
     L = 0.475, 0.435 m; link masses 0.374, 0.29 kg; E = 2.06e11 Pa;
     I = 16e-11, 6.75e-11 m⁴; 2.94 kg at the end of link 1 (the second motor,
@@ -73,7 +72,7 @@ def lumped_two_link(gravity: bool = True) -> Arm:
 
 
 def space_arm_3link() -> Arm:
-    """Three-link space arm, all links flexible, parallel axes, no gravity (seed paper 001).
+    """Three-link space arm, all links flexible, parallel axes, no gravity (Mohan & Saha, DeNOC).
 
     a = 6, 7, 2 m; link masses 140, 85, 95 kg; EI = 1e5 N·m² in both bending
     planes (the source uses 2 clamped-free modes per plane).
@@ -116,7 +115,7 @@ def azimuth_elevation() -> Arm:
 def rrp_translating() -> Arm:
     """Spatial RRP arm; the third link is a flexible beam sliding through a hub.
 
-    Translating link of SPEC §9, gravity-free.
+    Translating link of docs/MODEL.md, Reference arms, gravity-free.
 
     From the source: m1 = 3.7051 kg, m2 = 0.3310 kg, m3 = 0.4303 kg (whole
     beam), payload 0.0828 kg, l1 = 0.1 m, l2 = 0.3 m, total length of link 3

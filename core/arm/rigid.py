@@ -1,6 +1,6 @@
 """The rigid-body equivalent of an arm: every flexible link frozen undeformed.
 
-Used for feed-forward torques from rigid-arm inverse dynamics (SPEC §7): each
+Used for feed-forward torques from rigid-arm inverse dynamics (docs/MODEL.md, Analyses): each
 flexible link becomes a rigid link with the same mass, centre of mass and
 inertia tensor (uniform beam, lumped masses with their rotary inertia, tip
 payload), so the rigid model equals the flexible one at δ = 0, δ̇ = 0. A

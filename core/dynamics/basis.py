@@ -29,8 +29,19 @@ from core.numerics.quadrature import composite_gauss
 FRAMES = ("clamped", "pinned")
 
 
+class _Functions:
+    """What every basis shares: its size n, read off the tip values φ(L) (one per function)."""
+
+    tip_value: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of basis functions."""
+        return int(self.tip_value.shape[0])
+
+
 @dataclass(frozen=True, eq=False)
-class BeamBasis:
+class BeamBasis(_Functions):
     """Basis functions φ_1..φ_n of one flexible link, as the engine needs them.
 
     Attributes
@@ -138,11 +149,6 @@ class BeamBasis:
             )
 
     @property
-    def n(self) -> int:
-        """Number of basis functions."""
-        return int(self.tip_value.shape[0])
-
-    @property
     def structured(self) -> bool:
         """Whether any block is held in structured (sparse or operator) form."""
         return any(
@@ -211,13 +217,13 @@ def sandwich_product(U: np.ndarray, A, V: np.ndarray | None = None) -> np.ndarra
 
 
 @dataclass(frozen=True, eq=False)
-class TranslatingBasis:
+class TranslatingBasis(_Functions):
     """Basis of the free part of a translating beam: functions of η = s/l.
 
     A flexible link on a prismatic joint slides through its hub; only the free
     length l (the joint variable) vibrates. Its deflection is
     w(s, t) = Σ_k ψ_k(s/l(t)) δ_k(t) for s ∈ [0, l], with fixed functions
-    ψ_k(η) on [0, 1] (SPEC §4): assumed modes whose roots were chosen at a
+    ψ_k(η) on [0, 1] (docs/MODEL.md, Dynamics): assumed modes whose roots were chosen at a
     reference length, or Hermite elements spanning the free length (their slope
     coordinates are then dw/dη). At fixed s the shapes change with l,
     ∂φ/∂l = −(η/l) ψ'(η), which is where the integrals of ψ' below come from.
@@ -264,11 +270,6 @@ class TranslatingBasis:
     follow: object | None = field(default=None, repr=False)
 
     frame = "clamped"
-
-    @property
-    def n(self) -> int:
-        """Number of basis functions."""
-        return int(self.tip_value.shape[0])
 
     @classmethod
     def from_unit(

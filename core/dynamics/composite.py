@@ -14,5 +14,5 @@ def composite_solver(model, q: np.ndarray, qd: np.ndarray, applied: np.ndarray) 
     """Build M(q) and solve M q̈ = applied − h − G with its Cholesky factor, O(N³)."""
     import scipy.linalg
 
-    rhs = applied - model.nonlinear_forces(q, qd)  # first: the numpy engine caches its frames for M
+    rhs = applied - model.nonlinear_forces(q, qd)
     return scipy.linalg.cho_solve(scipy.linalg.cho_factor(model.mass_matrix(q)), rhs)

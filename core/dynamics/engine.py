@@ -20,14 +20,15 @@ Kinetic energy, body by body (frames and Jacobians from
 * payloads (a link's ``tip_payload`` and the arm's ``payload``): rigid bodies
   at the tip frame with the tip's deformed orientation.
 
-M(q) = Σ Jᵀ M_body J is assembled from these. ∂M/∂q_k comes from the
-complex step (exact to round-off, :mod:`core.numerics.rotations`), which makes C from
-the Christoffel symbols exact and Ṁ − 2C skew to round-off. Forward and
-inverse dynamics do not use ∂M/∂q: by default M, h = C q̇, G and
-``solver="recursive"`` come from the compiled recursions of :mod:`core.dynamics.compiled`
-(composite bodies, Newton–Euler, articulated bodies); with ``compiled=False``
-from the numpy engine — M and G from one real kinematics pass, h from
-:mod:`core.dynamics.newton_euler`, the articulated-body solve of :mod:`core.dynamics.recursive`.
+M(q) = Σ Jᵀ M_body J is assembled from these. One definition of each term runs the dynamics:
+by default M (composite bodies), h = C q̇ and G (recursive Newton–Euler) and
+``solver="recursive"`` (articulated bodies) come from the compiled kernels of
+:mod:`core.dynamics.compiled`. Their independent oracle is the readable numpy engine
+(``compiled=False``): M and G from one kinematics pass (:mod:`core.dynamics.oracle`), ∂M/∂q_k
+by the complex step (exact to round-off, :mod:`core.numerics.rotations`), h from the
+Christoffel symbols of ∂M/∂q (:meth:`~core.dynamics.model.Model.coriolis_matrix`, so Ṁ − 2C is
+skew to round-off) and forward dynamics by the composite solve. The oracle has no
+articulated-body solver: ``solver="recursive"`` is the compiled one under either option.
 
 Dense data on first use: the constructor keeps each basis in its own representation
 (:class:`~core.dynamics.basis.BeamBasis`: sparse blocks and an O(n) deformation operator for
@@ -46,24 +47,24 @@ Joint friction: viscous (in D) and Coulomb, either ``"smooth"``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from contextlib import contextmanager
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from typing import Literal
 
 import numpy as np
 
 from core.arm import Arm
-from core.dynamics.basis import BeamBasis, TranslatingBasis, dense
-from core.dynamics.flexible_body import FlexibleBody, TranslatingBody, place_block
+from core.dynamics import oracle
+from core.dynamics.basis import BeamBasis, TranslatingBasis
+from core.dynamics.elastic import bending_block, deformation_coordinates, following_stiffness, link_damping
+from core.dynamics.flexible_body import FlexibleBody, TranslatingBody
 from core.dynamics.kinematics import ChainKinematics, TipMap, check_free_length
-from core.dynamics.model import Model
-from core.dynamics.newton_euler import bias_terms
-from core.dynamics.structured import NotStable, lowest_frequencies, structured_dynamics
+from core.dynamics.model import Model, coulomb_friction
+from core.dynamics.structured import NotStable, lowest_frequencies
+from core.dynamics.structured_forward import structured_dynamics
 from core.numerics import validation as check
-from core.numerics.derivatives import complex_step_derivatives, complex_step_jacobian, complex_step_points
-from core.numerics.rotations import skew, transpose
+from core.numerics.derivatives import complex_step_jacobian
 
 #: Default velocity scale ε of the smooth Coulomb friction model [rad/s or m/s].
 COULOMB_VELOCITY = 1e-3
@@ -88,12 +89,14 @@ class ChainModel(Model):
     description : str
         Shown in ``repr`` and reports.
     compiled : bool or None
-        Evaluate M, h, G and ``solver="recursive"`` with the compiled recursions of
-        :mod:`core.dynamics.compiled` (True; None, the default, means True). False keeps the numpy
-        path: the independent implementation the tests compare the compiled one with.
+        Evaluate M, h and G with the compiled kernels of :mod:`core.dynamics.compiled` (True;
+        None, the default, means True). False evaluates them with the numpy oracle (M, G from
+        one kinematics pass, h from the Christoffel symbols): the independent implementation
+        the tests compare the kernels with. ``solver="recursive"`` is the compiled
+        articulated-body algorithm under either option (the oracle has none).
     geometric_stiffening : bool
         Keep the axial foreshortening u(s) = −½∫₀ˢ w'² of every fixed-length flexible link
-        (SPEC §4; :mod:`core.dynamics.flexible_body`): second-order terms in the kinetic and the
+        (docs/MODEL.md, Dynamics; :mod:`core.dynamics.flexible_body`): second-order terms in the kinetic and the
         gravitational potential energy and the tip's axial motion, so that a spinning beam
         stiffens and answers under load do not depend on the frame choice. Off by default
         (the classic floating-frame formulation). Both engines carry it (compiled by
@@ -113,122 +116,43 @@ class ChainModel(Model):
         compiled: bool | None = None,
         geometric_stiffening: bool = False,
     ) -> None:
-        if not isinstance(geometric_stiffening, (bool, np.bool_)):
-            raise TypeError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
-        geometric_stiffening = bool(geometric_stiffening)
-        if compiled is None:
-            compiled = True
-        if not isinstance(arm, Arm):
-            raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
-        if geometric_stiffening and arm.translating_links:
-            raise ValueError(
-                f"geometric_stiffening: translating links {list(arm.translating_links)} are not supported "
-                "(the foreshortening of a beam sliding through its hub is not modelled)"
-            )
-        if coulomb not in ("smooth", "sign"):
-            raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
-        coulomb_velocity = check.positive(coulomb_velocity, "", "coulomb_velocity")
+        compiled = True if compiled is None else compiled
+        _check_options(arm, bases, coulomb, compiled, geometric_stiffening)
         self.arm = arm
         if geometric_stiffening:
             description = f"{description}, geometric stiffening" if description else "geometric stiffening"
-        #: The axial foreshortening of the beams is kept (SPEC §4; both engines).
-        self.geometric_stiffening = geometric_stiffening
+        #: The axial foreshortening of the beams is kept (docs/MODEL.md, Dynamics; both engines).
+        self.geometric_stiffening = bool(geometric_stiffening)
         self.coulomb = coulomb
-        self.coulomb_velocity = float(coulomb_velocity)
+        self.coulomb_velocity = float(check.positive(coulomb_velocity, "", "coulomb_velocity"))
         self.description = description
-        n_joints = arm.n_joints
         names = list(arm.joint_names)
         self.bases: dict[int, BeamBasis | TranslatingBasis] = {}
         self.bodies: dict[int, FlexibleBody | TranslatingBody] = {}
         self.translating = arm.translating_links
         self.flex_columns: dict[int, slice] = {}
         tip_maps: dict[int, TipMap] = {}
-        offset = n_joints
-        unknown = sorted(set(bases) - set(arm.flexible_links))
-        if unknown:
-            raise ValueError(f"bases given for links {unknown}, which are not flexible")
+        offset = arm.n_joints
         for number in arm.flexible_links:
-            link = arm.links[number - 1]
-            if number not in bases:
-                raise ValueError(f"link {number}: flexible link has no basis")
             basis = bases[number]
-            translating = number in self.translating
-            if translating != isinstance(basis, TranslatingBasis):
-                raise ValueError(
-                    f"link {number}: a {'translating' if translating else 'fixed-length'} link needs a "
-                    f"{'TranslatingBasis' if translating else 'BeamBasis'}, got {type(basis).__name__}"
-                )
-            if not translating and not np.isclose(basis.length, link.length, rtol=1e-12):
-                raise ValueError(
-                    f"link {number}: basis length {basis.length!r} differs from the link length {link.length!r}"
-                )
-            planes = 2 if (link.EI_out is not None and not arm.is_planar) else 1
-            if basis.frame == "pinned" and planes == 2 and translating:
-                raise ValueError(
-                    f"link {number}: pinned (chord) frames on a translating link bend in the joint's plane "
-                    "only; out-of-plane bending (EI_out) of a translating link needs a clamped basis"
-                )
-            body = (
-                TranslatingBody(link, basis, planes)
-                if translating
-                else FlexibleBody(link, basis, planes, stiffening=geometric_stiffening)
-            )
+            body = _body(arm, number, basis, self.geometric_stiffening)
             columns = slice(offset, offset + body.n_coordinates)
             offset += body.n_coordinates
-            n = basis.n
-            names += [f"w{number}_{k}" for k in range(1, n + 1)]
-            if planes == 2:
-                names += [f"v{number}_{k}" for k in range(1, n + 1)]
-            translation = np.vstack(
-                [
-                    np.zeros(body.n_coordinates),
-                    body.to_plane(basis.tip_value, 0),
-                    body.to_plane(basis.tip_value, 1),
-                ]
-            )
-            if arm.tip_rotation == "slope":
-                rotation = np.vstack(
-                    [
-                        np.zeros(body.n_coordinates),
-                        -body.to_plane(basis.tip_slope, 1),
-                        body.to_plane(basis.tip_slope, 0),
-                    ]
-                )
-            else:  # chord: the equivalent joint angle w(L)/L (the kinematics divide by l if translating)
-                rotation = np.vstack(
-                    [
-                        np.zeros(body.n_coordinates),
-                        -body.to_plane(basis.tip_value, 1),
-                        body.to_plane(basis.tip_value, 0),
-                    ]
-                ) / (1.0 if translating else link.length)
-            follow = None
-            if translating and body.following is not None:
-                follow = _tip_rows(body, arm.tip_rotation == "slope")
-            foreshortening = body.foreshortening["H"] if geometric_stiffening else None
-            root = None
-            if basis.frame == "pinned" and planes == 2:
-                # The chord frame leaves the joint's plane by the out-of-plane root slope
-                # (core.dynamics.kinematics): ρ = (0, w_z'(0), 0).
-                root = np.zeros((3, body.n_coordinates))
-                root[1] = body.to_plane(basis.root_slope, 1)
-            tip_maps[number - 1] = TipMap(
-                columns, translation, rotation, translating, follow, foreshortening, root=root
-            )
+            names += [f"w{number}_{k}" for k in range(1, basis.n + 1)]
+            if body.planes == 2:
+                names += [f"v{number}_{k}" for k in range(1, basis.n + 1)]
+            tip_maps[number - 1] = _tip_map(arm, number, body, columns, self.geometric_stiffening)
             self.bases[number] = basis
             self.bodies[number] = body
             self.flex_columns[number] = columns
         self._coordinates = tuple(names)
-        self._n_joints = n_joints
         self.kinematics = ChainKinematics(arm, tip_maps, len(names))
         self._B = self._build_input_matrix()
         # Translating links: their unit stiffness blocks (dense; K is filled in per configuration).
         self._unit_stiffness = {number: self._stiffness_block(number) for number in self.translating}
         self._coulomb = np.array([j.coulomb_friction for j in arm.joints], dtype=float)
         self._terms = lru_cache(maxsize=DERIVATIVE_CACHE)(self._terms_from_bytes)
-        self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G; see _real_terms
-        if not isinstance(compiled, bool):
-            raise TypeError(f"compiled must be True or False, got {compiled!r}")
+        self._real_cache: dict[bytes, dict] = {}  # q → frames, M, G of the oracle; see _real_terms
         self._compile = compiled
         self._compiled_chain = None
 
@@ -239,14 +163,21 @@ class ChainModel(Model):
     # (core.dynamics.structured) never asks for them, nor does solver="structured". The composite and
     # recursive solvers do: they stay dense (O(n_dof²) memory, O(n_dof³) per factorization).
     @property
-    def compiled(self):
-        """The compiled recursions (:class:`core.dynamics.compiled.CompiledChain`; built on first use,
-        ~0.3 s to load numba), or None for ``compiled=False``."""
-        if self._compile and self._compiled_chain is None:
+    def kernels(self):
+        """The compiled kernels of this chain (:class:`core.dynamics.compiled.CompiledChain`; built
+        on first use, ~0.3 s to load numba) whatever ``compiled`` says: ``solver="recursive"``
+        runs their articulated-body algorithm under either option."""
+        if self._compiled_chain is None:
             from core.dynamics.compiled import compile_chain  # numba loads on first use (~0.3 s)
 
             self._compiled_chain = compile_chain(self)
         return self._compiled_chain
+
+    @property
+    def compiled(self):
+        """The compiled kernels that evaluate M, h and G (:attr:`kernels`), or None for
+        ``compiled=False`` (the numpy oracle evaluates them)."""
+        return self.kernels if self._compile else None
 
     @cached_property
     def _K(self) -> np.ndarray:
@@ -260,8 +191,8 @@ class ChainModel(Model):
 
     def on_bases(self, bases: Mapping[int, BeamBasis]) -> ChainModel:
         """A plain :class:`ChainModel` of the same arm on other ``bases`` (same link numbers),
-        on the numpy engine: the reduced chains of :mod:`core.dynamics.structured`."""
-        return ChainModel(self.arm, bases, compiled=False)
+        on the compiled kernels: the reduced chains of :mod:`core.dynamics.structured`."""
+        return ChainModel(self.arm, bases)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.description or f'{self.n_dof} coordinates'})"
@@ -270,10 +201,6 @@ class ChainModel(Model):
     @property
     def coordinates(self) -> tuple[str, ...]:
         return self._coordinates
-
-    @property
-    def n_joints(self) -> int:
-        return self._n_joints
 
     # -- constant matrices ------------------------------------------------------
     def _build_input_matrix(self) -> np.ndarray:
@@ -288,13 +215,7 @@ class ChainModel(Model):
 
     def _stiffness_block(self, number: int) -> np.ndarray:
         """EI ∫φ''φ''ᵀ per plane; for a translating link the unit-length block (× 1/l³)."""
-        link, basis, body = self.arm.links[number - 1], self.bases[number], self.bodies[number]
-        stiffness = dense(basis.stiffness)
-        y, z = _plane_blocks(body)
-        block = link.EI * y(stiffness)
-        if body.planes == 2:
-            block = block + link.EI_out * z(stiffness)
-        return block
+        return bending_block(self.arm.links[number - 1], self.bodies[number], self.bases[number].stiffness)
 
     def _build_stiffness(self) -> np.ndarray:
         """K of the fixed-length links (translating blocks are filled in per configuration)."""
@@ -304,18 +225,6 @@ class ChainModel(Model):
                 K[self.flex_columns[number], self.flex_columns[number]] = self._stiffness_block(number)
         return K
 
-    @staticmethod
-    def _link_damping(damping, K: np.ndarray, M: np.ndarray) -> np.ndarray:
-        import scipy.linalg
-
-        if damping.kind == "rayleigh":
-            return damping.alpha * M + damping.beta * K
-        # Modes of the link on its own (beam and lumped masses), mass-normalized.
-        omega2, modes = scipy.linalg.eigh(K, M)
-        ratios = np.array([damping.ratio(k) for k in range(1, len(omega2) + 1)])
-        modal = np.diag(2 * ratios * np.sqrt(np.clip(omega2, 0, None)))
-        return M @ modes @ modal @ modes.T @ M
-
     def _build_damping(self) -> np.ndarray:
         """D of the fixed-length links and the joints (translating links: per configuration)."""
         D = np.zeros((self.n_dof, self.n_dof))
@@ -324,7 +233,7 @@ class ChainModel(Model):
             if damping is None or number in self.translating:
                 continue
             cols = self.flex_columns[number]
-            D[cols, cols] = self._link_damping(damping, self._K[cols, cols], body.M_δδ)
+            D[cols, cols] = link_damping(damping, self._K[cols, cols], body.M_δδ)
         for i, joint in enumerate(self.arm.joints):
             if joint.viscous_friction:
                 b = self._B[:, i]
@@ -347,16 +256,9 @@ class ChainModel(Model):
         """EI ∫ψ''ψ''ᵀ dη (per plane) of translating link ``number`` at free length l, or its
         l-derivative; constant for frozen shapes (so its derivative is zero)."""
         block = self._unit_stiffness[number]
-        follow = self.bodies[number].following
-        if follow is None:
+        if self.bodies[number].following is None:
             return 0.0 * block if derivative else block
-        link = self.arm.links[number - 1]
-        unit = _series(follow.taylor, l, "stiffness", derivative)
-        y, z = _plane_blocks(self.bodies[number])
-        out = link.EI * y(unit)
-        if self.bodies[number].planes == 2:
-            out = out + link.EI_out * z(unit)
-        return out
+        return following_stiffness(self.arm.links[number - 1], self.bodies[number], l, derivative)
 
     def _free_length(self, q, number: int):
         """Free length l = q_i of translating link ``number`` (checked by the kinematics)."""
@@ -396,21 +298,7 @@ class ChainModel(Model):
         """(Z, K_z): q = Z z with the elastic stiffness Zᵀ K Z = K_z exact (see
         :class:`~core.dynamics.basis.BeamBasis` ``deformations``); None with translating links
         (their stiffness depends on the free length)."""
-        if self.translating:
-            return None
-        Z = np.eye(self.n_dof)
-        K_z = np.zeros((self.n_dof, self.n_dof))
-        for number, basis in self.bases.items():
-            link, body = self.arm.links[number - 1], self.bodies[number]
-            T = np.eye(basis.n) if basis.deformations is None else dense(basis.deformations)
-            K = dense(basis.stiffness if basis.deformation_stiffness is None else basis.deformation_stiffness)
-            y, z = _plane_blocks(body)
-            cols = self.flex_columns[number]
-            Z[cols, cols] = y(T) + z(T)
-            K_z[cols, cols] = link.EI * y(K)
-            if body.planes == 2:
-                K_z[cols, cols] += link.EI_out * z(K)
-        return Z, K_z
+        return None if self.translating else deformation_coordinates(self)
 
     def damping_matrix(self, q) -> np.ndarray:
         D = self._D.copy()
@@ -421,7 +309,7 @@ class ChainModel(Model):
             cols = self.flex_columns[number]
             l = float(self._free_length(np.asarray(q, dtype=float), number))
             K = self._translating_stiffness(number, l) / l**3
-            D[cols, cols] += self._link_damping(damping, K, self.bodies[number].M_δδ(l))
+            D[cols, cols] += link_damping(damping, K, self.bodies[number].M_δδ(l))
         return D
 
     # -- natural frequencies of large models -------------------------------------------------
@@ -476,7 +364,7 @@ class ChainModel(Model):
     @property
     def auxiliary_names(self) -> tuple[str, ...]:
         """``beta<i>_<k>``: the roots β_k of each translating link whose shapes follow its free
-        length with the ``"ode"`` tracker (seed 002 eq. (11), integrated by :func:`core.analysis.simulation.simulate`)."""
+        length with the ``"ode"`` tracker (Theodore & Ghosal (1997), eq. (11), integrated by :func:`core.analysis.simulation.simulate`)."""
         return tuple(
             f"beta{number}_{k}"
             for number in self._ode_links()
@@ -532,14 +420,11 @@ class ChainModel(Model):
         self._real_cache.clear()
         self._terms.cache_clear()
         if self._compiled_chain is not None:
-            self.compiled.invalidate()
+            self._compiled_chain.invalidate()
 
     def friction_forces(self, q, qd) -> np.ndarray:
-        u = self._B.T @ np.asarray(qd, dtype=float)
-        coulomb = self._coulomb
-        if self.coulomb == "sign":
-            return -coulomb * np.sign(u)
-        return -coulomb * np.tanh(u / self.coulomb_velocity)
+        epsilon = None if self.coulomb == "sign" else self.coulomb_velocity
+        return coulomb_friction(self._coulomb, self._B, qd, epsilon)
 
     def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
         """As :meth:`Model.forward_dynamics`; ``solver="structured"`` applies K and D link by
@@ -573,11 +458,7 @@ class ChainModel(Model):
     def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
         if self.translating:  # K, D depend on the free lengths
             return super()._applied(q, qd, tau, friction)
-        tau = np.asarray(tau, dtype=float)
-        if tau.shape != (self.n_joints,):
-            raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
-        if friction and self._coulomb.any():
-            tau = tau + self.friction_forces(q, qd)
+        tau = self._torques(q, qd, tau, friction and self._coulomb.any())
         return self._B @ tau - self._D @ qd - self._K @ q
 
     def _check(self, q) -> np.ndarray:
@@ -587,80 +468,37 @@ class ChainModel(Model):
         return q
 
     def mass_matrix(self, q) -> np.ndarray:
+        return self._term(q, "M", oracle.mass_batch)
+
+    def gravity_forces(self, q) -> np.ndarray:
+        return self._term(q, "G", oracle.gravity_batch)
+
+    def _term(self, q, name: str, batch) -> np.ndarray:
+        """M or G (``name``) at q: at a complex q by the oracle's complex pass (what ∂M/∂q and
+        ∂G/∂q differentiate), at a real q by the compiled kernel or the oracle's real pass
+        (cached with its frames per configuration, :meth:`_real_terms`)."""
         q = self._check(q)
         if np.iscomplexobj(q):
-            return self._mass_batch(q[None])[0]
+            return batch(self, q[None])[0]
+        q = np.asarray(q, dtype=float)
         if self.compiled is not None:
-            return self.compiled.mass(np.asarray(q, dtype=float))
-        return self._real_mass_matrix(q).copy()
+            return self.compiled.mass(q) if name == "M" else self.compiled.gravity_forces(q)
+        terms = self._real_terms(q)
+        if name not in terms:
+            terms[name] = batch(self, q[None], terms["frames"])[0]
+        return terms[name].copy()
 
-    def _terms_from_bytes(self, key: bytes) -> np.ndarray:
-        """∂M/∂q at one real q from one batched complex-step pass, (n_dof, n_dof, n_dof).
-
-        Rows of the batch are q + ih e_k for every k that M depends on (not the
-        first joint variable: moving the whole chain about or along the fixed
-        base axis changes no relative velocity — unless that joint translates a
-        flexible link, whose free length it is). Only analyses and the
-        Christoffel C use it; M and G come from :meth:`_real_terms`.
-        """
-        q = np.frombuffer(key, dtype=float)
-        first = 0 if 1 in self.translating else 1
-        derivatives = np.zeros((self.n_dof, self.n_dof, self.n_dof))
-        if first < self.n_dof:
-            batch = complex_step_points(q, np.eye(self.n_dof)[first:])
-            derivatives[first:] = complex_step_derivatives(self._mass_batch(batch))
-        return derivatives
-
-    def _body_jacobian(self, f, number: int, dtype) -> np.ndarray:
-        """(B, 6 + m, n): beam-frame (v, Ω) and δ̇ of flexible link ``number`` from q̇."""
-        body = self.bodies[number]
-        R_T = transpose(f.R_body)
-        translating = number in self.translating
-        rows = 6 + body.n_coordinates + translating
-        J = np.zeros((f.R_body.shape[0], rows, self.n_dof), dtype=dtype)
-        J[:, :3] = R_T @ f.Jv_link
-        J[:, 3:6] = R_T @ f.Jw_body
-        J[:, 6 : 6 + body.n_coordinates, self.flex_columns[number]] = np.eye(body.n_coordinates)
-        if translating:
-            J[:, -1, number - 1] = 1.0  # l̇
-        return J
-
-    def _body_state(self, number: int, q: np.ndarray) -> tuple:
-        """(δ,) of flexible link ``number``, or (δ, l) for a translating link (q batched or not)."""
-        delta = q[..., self.flex_columns[number]]
-        return (delta, q[..., number - 1]) if number in self.translating else (delta,)
-
-    def _mass_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
-        """M for a batch of configurations q (B, n_dof) → (B, n_dof, n_dof)."""
-        dtype = np.result_type(q, float)
-        M = np.zeros((q.shape[0], self.n_dof, self.n_dof), dtype=dtype)
-        frames = self.kinematics.frames(q) if frames is None else frames
-        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames, strict=True)):
-            number = i + 1
-            if link.is_flexible:
-                J = self._body_jacobian(f, number, dtype)
-                body = self.bodies[number]
-                M += transpose(J) @ body.mass_matrix(*self._body_state(number, q)) @ J
-            else:
-                com = f.R_link @ np.asarray(link.com)
-                Jv = f.Jv_link - skew(com) @ f.Jw_link
-                inertia = f.R_link @ link.inertia_tensor() @ transpose(f.R_link)
-                M += link.mass * (transpose(Jv) @ Jv) + transpose(f.Jw_link) @ inertia @ f.Jw_link
-            if joint.hub_mass:
-                M += joint.hub_mass * (transpose(f.Jv_link) @ f.Jv_link)
-            if joint.hub_inertia and joint.kind == "revolute":
-                # Rotation rate of the hub about the joint axis.
-                w_axis = np.einsum("bi,bin->bn", f.z_joint, f.Jw_before) + self._B[:, i]
-                M += joint.hub_inertia * (w_axis[:, :, None] * w_axis[:, None, :])
-            if joint.motor_inertia:
-                b = self._B[:, i]
-                M += joint.reflected_inertia * np.outer(b, b)
-            for payload in self._payloads(number):
-                inertia = f.R_end @ payload.inertia_tensor() @ transpose(f.R_end)
-                M += (
-                    payload.mass * (transpose(f.Jv_tip) @ f.Jv_tip) + transpose(f.Jw_tip) @ inertia @ f.Jw_tip
-                )
-        return M
+    def _real_terms(self, q: np.ndarray) -> dict:
+        """The oracle's per-configuration data at a real q, cached for the last
+        :data:`DERIVATIVE_CACHE` configurations: ``frames`` (one kinematics pass), ``M`` and
+        ``G`` (filled on first use)."""
+        key = np.ascontiguousarray(q, dtype=float).tobytes()
+        terms = self._real_cache.get(key)
+        if terms is None:
+            if len(self._real_cache) >= DERIVATIVE_CACHE:
+                self._real_cache.pop(next(iter(self._real_cache)))  # oldest first
+            terms = self._real_cache[key] = {"frames": self.kinematics.frames(q[None])}
+        return terms
 
     def _payloads(self, number: int) -> list:
         link = self.arm.links[number - 1]
@@ -673,64 +511,17 @@ class ChainModel(Model):
         q = np.ascontiguousarray(self._check(q), dtype=float)
         return self._terms(q.tobytes()).copy()
 
-    def _gravity(self) -> np.ndarray:
-        return np.asarray(self.arm.gravity, dtype=float)
-
-    def gravity_forces(self, q) -> np.ndarray:
-        q = self._check(q)
-        if np.iscomplexobj(q):
-            return self._gravity_batch(q[None])[0]
-        if self.compiled is not None:
-            return self.compiled.gravity_forces(np.asarray(q, dtype=float))
-        return self._real_gravity(q).copy()
+    def _terms_from_bytes(self, key: bytes) -> np.ndarray:
+        """∂M/∂q at one real q (:func:`core.dynamics.oracle.mass_derivatives`), cached by q."""
+        return oracle.mass_derivatives(self, np.frombuffer(key, dtype=float))
 
     def gravity_stiffness(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
-        return complex_step_jacobian(self._gravity_batch, q, batched=True)
-
-    def _gravity_batch(self, q: np.ndarray, frames=None) -> np.ndarray:
-        g = self._gravity()
-        dtype = np.result_type(q, float)
-        G = np.zeros((q.shape[0], self.n_dof), dtype=dtype)
-        if not np.any(g):
-            return G
-        frames = self.kinematics.frames(q) if frames is None else frames
-        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames, strict=True)):
-            number = i + 1
-            if link.is_flexible:
-                body = self.bodies[number]
-                J = self._body_jacobian(f, number, dtype)
-                wrench = body.gravity_wrench(*self._body_state(number, q), g @ f.R_body)
-                G -= np.einsum("bkn,bk->bn", J, wrench)
-            else:
-                Jv = f.Jv_link - skew(f.R_link @ np.asarray(link.com)) @ f.Jw_link
-                G -= link.mass * (g @ Jv)
-            if joint.hub_mass:
-                G -= joint.hub_mass * (g @ f.Jv_link)
-            mass = sum(p.mass for p in self._payloads(number))
-            if mass:
-                G -= mass * (g @ f.Jv_tip)
-        return G
+        return complex_step_jacobian(partial(oracle.gravity_batch, self), q, batched=True)
 
     def potential_energy(self, q) -> float:
         q = np.asarray(q, dtype=float)
-        V = 0.5 * q @ self.stiffness_matrix(q) @ q
-        g = self._gravity()
-        if not np.any(g):
-            return float(V)
-        frames = self.kinematics.frames(q[None], jacobians=False)
-        for i, (joint, link, f) in enumerate(zip(self.arm.joints, self.arm.links, frames, strict=True)):
-            number = i + 1
-            p_link, R_link, R_body, p_tip = f.p_link[0], f.R_link[0], f.R_body[0], f.p_tip[0]
-            if link.is_flexible:
-                body = self.bodies[number]
-                S1 = body.first_moment(*self._body_state(number, q))
-                V -= body.mass * (g @ p_link) + g @ (R_body @ S1)
-            else:
-                V -= link.mass * (g @ (p_link + R_link @ np.asarray(link.com)))
-            V -= joint.hub_mass * (g @ p_link)
-            V -= sum(p.mass for p in self._payloads(number)) * (g @ p_tip)
-        return float(V)
+        return float(0.5 * q @ self.stiffness_matrix(q) @ q) + oracle.gravity_potential(self, q)
 
     def point_position(self, link: int, s: float, q) -> np.ndarray:
         if not (isinstance(link, (int, np.integer)) and 1 <= link <= self.arm.n_links):
@@ -810,48 +601,12 @@ class ChainModel(Model):
         q = np.asarray(self._check(q), dtype=float)
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]
 
-    # -- dynamics without ∂M/∂q ---------------------------------------------------
-    def _real_terms(self, q: np.ndarray) -> dict:
-        """Cached per-configuration data at a real q: ``frames`` (one real kinematics pass, or the
-        real part of the pass of :meth:`bias_forces`), ``M`` and ``G`` (filled on first use)."""
-        key = np.ascontiguousarray(q, dtype=float).tobytes()
-        terms = self._real_cache.get(key)
-        if terms is None:
-            terms = self._remember(key, self.kinematics.frames(np.frombuffer(key, dtype=float)[None]))
-        return terms
-
-    def _remember(self, key: bytes, frames: list) -> dict:
-        if len(self._real_cache) >= DERIVATIVE_CACHE:
-            self._real_cache.pop(next(iter(self._real_cache)))  # oldest first
-        terms = self._real_cache[key] = {"frames": frames}
-        return terms
-
-    def _real_mass_matrix(self, q: np.ndarray) -> np.ndarray:
-        terms = self._real_terms(q)
-        if "M" not in terms:
-            terms["M"] = self._mass_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
-        return terms["M"]
-
-    def _real_gravity(self, q: np.ndarray) -> np.ndarray:
-        terms = self._real_terms(q)
-        if "G" not in terms:
-            terms["G"] = self._gravity_batch(np.asarray(q, dtype=float)[None], terms["frames"])[0]
-        return terms["G"]
-
+    # -- dynamics: the compiled kernels, or the oracle of the Model base -------------------
     def bias_forces(self, q, qd) -> np.ndarray:
-        """h(q, q̇) = C(q, q̇) q̇ body by body, without ∂M/∂q (:func:`core.dynamics.newton_euler.bias_terms`).
-
-        The frames of the same pass are cached for the :meth:`mass_matrix`,
-        :meth:`gravity_forces` and recursive-solver calls at the same q.
-        """
+        if self.compiled is None:  # the Christoffel symbols of the oracle's ∂M/∂q
+            return super().bias_forces(q, qd)
         q, qd = self._state(q, qd)
-        if self.compiled is not None:
-            return self.compiled.bias(q, qd)
-        h, frames = bias_terms(self, q, qd)
-        key = q.tobytes()
-        if key not in self._real_cache:
-            self._remember(key, frames)
-        return h
+        return self.compiled.bias(q, qd)
 
     def nonlinear_forces(self, q, qd) -> np.ndarray:
         if self.compiled is None:
@@ -863,51 +618,28 @@ class ChainModel(Model):
         if self.compiled is None:
             return super().inertial_forces(q, qd, qdd)
         q, qd = self._state(q, qd)
-        qdd = np.asarray(qdd, dtype=float)
-        if qdd.shape != (self.n_dof,):
-            raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
-        return self.compiled.inverse(q, qd, qdd)
+        return self.compiled.inverse(q, qd, self._accelerations(qdd))
 
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
         if self.compiled is None or self.translating:
             return super().generalized_forces(q, qd, qdd)
         q, qd = self._state(q, qd)
-        qdd = np.asarray(qdd, dtype=float)
-        if qdd.shape != (self.n_dof,):
-            raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
         # constant D, K, B: one recursion and a few products
-        forces = self.compiled.inverse(q, qd, qdd) + self._D @ qd + self._K @ q
+        forces = self.compiled.inverse(q, qd, self._accelerations(qdd)) + self._D @ qd + self._K @ q
         if self._coulomb.any():
             forces -= self._B @ self.friction_forces(q, qd)
         return forces
+
+    def _accelerations(self, qdd) -> np.ndarray:
+        qdd = np.asarray(qdd, dtype=float)
+        if qdd.shape != (self.n_dof,):
+            raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
+        return qdd
 
     def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
         if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability
             return super().inverse_dynamics(q, qd, qdd)
         return self.generalized_forces(q, qd, qdd)  # a rigid chain: B = 1, τ = Q exactly
-
-
-def _plane_blocks(body):
-    """Two functions X ↦ E_yᵀ X E_y and X ↦ E_zᵀ X E_z (X (…, n, n) → (…, m, m)) of a body's
-    planes, by placement (no dense selectors, no products)."""
-    y, z = body.plane_columns
-    m = body.n_coordinates
-    return (lambda X: place_block(X, y, y, m)), (lambda X: place_block(X, z, z, m))
-
-
-def _series(taylor, l, name: str, derivative: int = 0) -> np.ndarray:
-    """``name`` of a length-following basis (``taylor(l₀)`` → derivatives in l at real l₀)
-    at a real or complex l: Σ_k Δᵏ/k! I^(k + derivative)(Re l), Δ = l − Re l (the engine's
-    complex step; exact for its tiny imaginary Δ)."""
-    from core.dynamics.flexible_body import TAYLOR_ORDER
-
-    l0 = float(np.real(l))
-    step = l - l0
-    terms = taylor(l0, order=TAYLOR_ORDER)[name]
-    total = 0.0 * step * terms[0]
-    for k in range(terms.shape[0] - derivative):
-        total = total + step**k / math.factorial(k) * terms[k + derivative]
-    return total
 
 
 def _tip_rows(body: TranslatingBody, slope: bool):
@@ -923,5 +655,82 @@ def _tip_rows(body: TranslatingBody, slope: bool):
 
 
 def _chord_rows(translation: np.ndarray) -> np.ndarray:
-    """Rotation rows (0, −u_z, u_y) of a chord tip from the translation rows (0, u_y, u_z)."""
+    """Rotation rows (0, −u_z, u_y) from deflection rows (0, u_y, u_z): the tip's small rotation
+    by its slopes (slope tips, from the slope rows) or its chord (from the translation rows)."""
     return np.stack([translation[..., 0, :], -translation[..., 2, :], translation[..., 1, :]], axis=-2)
+
+
+def _check_options(arm, bases: Mapping, coulomb, compiled, geometric_stiffening) -> None:
+    """Refuse the :class:`ChainModel` arguments that do not describe a chain it can build."""
+    if not isinstance(geometric_stiffening, (bool, np.bool_)):
+        raise TypeError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
+    if not isinstance(arm, Arm):
+        raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
+    if geometric_stiffening and arm.translating_links:
+        raise ValueError(
+            f"geometric_stiffening: translating links {list(arm.translating_links)} are not supported "
+            "(the foreshortening of a beam sliding through its hub is not modelled)"
+        )
+    if coulomb not in ("smooth", "sign"):
+        raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
+    if not isinstance(compiled, bool):
+        raise TypeError(f"compiled must be True or False, got {compiled!r}")
+    unknown = sorted(set(bases) - set(arm.flexible_links))
+    if unknown:
+        raise ValueError(f"bases given for links {unknown}, which are not flexible")
+    missing = [number for number in arm.flexible_links if number not in bases]
+    if missing:
+        raise ValueError(f"link {missing[0]}: flexible link has no basis")
+
+
+def _body(arm: Arm, number: int, basis, stiffening: bool) -> FlexibleBody | TranslatingBody:
+    """The body of flexible link ``number`` on ``basis``, after checking that the basis fits it."""
+    link = arm.links[number - 1]
+    translating = number in arm.translating_links
+    if translating != isinstance(basis, TranslatingBasis):
+        raise ValueError(
+            f"link {number}: a {'translating' if translating else 'fixed-length'} link needs a "
+            f"{'TranslatingBasis' if translating else 'BeamBasis'}, got {type(basis).__name__}"
+        )
+    if not translating and not np.isclose(basis.length, link.length, rtol=1e-12):
+        raise ValueError(
+            f"link {number}: basis length {basis.length!r} differs from the link length {link.length!r}"
+        )
+    planes = 2 if (link.EI_out is not None and not arm.is_planar) else 1
+    if basis.frame == "pinned" and planes == 2 and translating:
+        raise ValueError(
+            f"link {number}: pinned (chord) frames on a translating link bend in the joint's plane "
+            "only; out-of-plane bending (EI_out) of a translating link needs a clamped basis"
+        )
+    if translating:
+        return TranslatingBody(link, basis, planes)
+    return FlexibleBody(link, basis, planes, stiffening=stiffening)
+
+
+def _tip_map(arm: Arm, number: int, body, columns: slice, stiffening: bool) -> TipMap:
+    """How the coordinates ``columns`` of flexible link ``number`` move its tip (and, for a pinned
+    frame bending in two planes, turn its beam frame): :class:`~core.dynamics.kinematics.TipMap`."""
+    basis, link = body.basis, arm.links[number - 1]
+    translating = number in arm.translating_links
+    translation = _deflection_rows(body, basis.tip_value)
+    if arm.tip_rotation == "slope":
+        rotation = _chord_rows(_deflection_rows(body, basis.tip_slope))
+    else:  # chord: the equivalent joint angle w(L)/L (the kinematics divide by l if translating)
+        rotation = _chord_rows(translation) / (1.0 if translating else link.length)
+    follow = None
+    if translating and body.following is not None:
+        follow = _tip_rows(body, arm.tip_rotation == "slope")
+    foreshortening = body.foreshortening["H"] if stiffening else None
+    root = None
+    if basis.frame == "pinned" and body.planes == 2:
+        # The chord frame leaves the joint's plane by the out-of-plane root slope
+        # (core.dynamics.kinematics): ρ = (0, w_z'(0), 0).
+        root = np.zeros((3, body.n_coordinates))
+        root[1] = body.to_plane(basis.root_slope, 1)
+    return TipMap(columns, translation, rotation, translating, follow, foreshortening, root=root)
+
+
+def _deflection_rows(body, vector: np.ndarray) -> np.ndarray:
+    """The (3, m) map δ ↦ (0, vᵀδ_y, vᵀδ_z) of a basis functional v (e.g. the tip value: the tip
+    deflection in the beam frame)."""
+    return np.vstack([np.zeros(body.n_coordinates), body.to_plane(vector, 0), body.to_plane(vector, 1)])

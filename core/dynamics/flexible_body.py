@@ -22,7 +22,7 @@ diag(0, J, J) in the beam frame), turning with the cross-section by the small
 rotation Ψ(s)δ = (0, −w_z'(s), w_y'(s)); that first-order rotation is what the
 model keeps (the rotation of the inertia tensor itself is of higher order).
 
-Geometric stiffening (``stiffening=True``, SPEC §4): the beam keeps its length, so a
+Geometric stiffening (``stiffening=True``, docs/MODEL.md, Dynamics): the beam keeps its length, so a
 point moves back along x by the axial foreshortening u(s) = −½ Σ_a δ_aᵀ H(s) δ_a,
 H(s) = ∫₀ˢ φ'φ'ᵀ dσ (a over the bending planes), ρ(s) = (s + u(s)) e_x + Φ(s)δ. Kept to
 second order in (δ, δ̇) jointly (u·Φδ, u², u̇Φδ̇ are of third and fourth order), T stays
@@ -50,30 +50,7 @@ import numpy as np
 
 from core.arm import Link
 from core.dynamics.basis import BeamBasis, dense
-from core.numerics.rotations import cross, skew
-
-
-def _plane_selectors(n: int, planes: int) -> tuple[np.ndarray, np.ndarray]:
-    """E_y, E_z (n, n·planes): pick the in-plane and out-of-plane coordinates of
-    a link's n·planes flexible coordinates (E_z is zero for one plane)."""
-    E_y = np.zeros((n, n * planes))
-    E_y[:, :n] = np.eye(n)
-    E_z = np.zeros((n, n * planes))
-    if planes == 2:
-        E_z[:, n:] = np.eye(n)
-    return E_y, E_z
-
-
-def sandwich(E_a: np.ndarray, X: np.ndarray, E_b: np.ndarray) -> np.ndarray:
-    """E_aᵀ X E_b for plane selectors of :func:`_plane_selectors` (X may carry leading axes):
-    X placed in the rows of plane a and the columns of plane b, without the O(n³) products
-    (they dominated building a fine element mesh: 4.6 s of 7.5 s at 1024 elements)."""
-    return place_block(X, _columns_of(E_a), _columns_of(E_b), E_a.shape[1])
-
-
-def _columns_of(E: np.ndarray) -> np.ndarray:
-    """The link coordinates a plane selector picks (empty for an absent plane)."""
-    return np.flatnonzero(E.any(axis=0))
+from core.numerics.rotations import skew
 
 
 def place_block(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, m: int) -> np.ndarray:
@@ -95,6 +72,12 @@ class _Planes:
         #: The link coordinates of each bending plane (in-plane, out-of-plane; the second
         #: empty for one plane): δ_a = δ[plane_columns[a]] = E_a δ.
         self.plane_columns = [np.arange(n), np.arange(n, 2 * n) if planes == 2 else np.zeros(0, dtype=int)]
+
+    def plane_block(self, X, plane: int) -> np.ndarray:
+        """E_aᵀ X E_a: an n × n block X (…, n, n) placed in the rows and columns of ``plane``
+        (zeros for an absent plane), shape (…, m, m); by placement, no dense selectors."""
+        columns = self.plane_columns[plane]
+        return place_block(X, columns, columns, self.n_coordinates)
 
     def to_plane(self, vector: np.ndarray, plane: int) -> np.ndarray:
         """vᵀ E_a: a basis-coefficient vector (n,) placed in the coordinates of ``plane``
@@ -176,11 +159,6 @@ class FlexibleBody(_Planes):
         self._length = L
 
     # -- geometric stiffening ---------------------------------------------------------
-    def _planes_block(self, X: np.ndarray) -> np.ndarray:
-        """Σ_a E_aᵀ X E_a (m, m): the same n × n block in every bending plane."""
-        cols, m = self.plane_columns, self.n_coordinates
-        return sum(place_block(X, c, c, m) for c in cols[: self.planes])
-
     @cached_property
     def foreshortening(self) -> dict[str, np.ndarray]:
         """The dense m × m blocks of the axial foreshortening (every plane): ``P1``, ``P2``
@@ -200,18 +178,16 @@ class FlexibleBody(_Planes):
             P1 = P1 + m_k * H_k
             P2 = P2 + m_k * s_k * H_k
         H = slope_products(self.basis)
-        return {name: self._planes_block(0.5 * (X + X.T)) for name, X in (("P1", P1), ("P2", P2), ("H", H))}
+        return {
+            name: sum(self.plane_block(0.5 * (X + X.T), a) for a in range(self.planes))
+            for name, X in (("P1", P1), ("P2", P2), ("H", H))
+        }
 
     def axial_first(self, delta: np.ndarray) -> np.ndarray:
         """−P₁δ (…, m): the axial row of A(δ) = ∂S₁/∂δ (zero without stiffening)."""
         if not self.stiffening:
             return np.zeros(np.shape(delta), dtype=np.result_type(delta, float))
         return -np.einsum("ij,...j->...i", self.foreshortening["P1"], delta)
-
-    @cached_property
-    def E(self) -> tuple[np.ndarray, np.ndarray]:
-        """Dense plane selectors E_y, E_z (n, m) (O(n m) memory; prefer :attr:`plane_columns`)."""
-        return _plane_selectors(self.basis.n, self.planes)
 
     @cached_property
     def _mode_mass(self) -> np.ndarray:
@@ -262,63 +238,18 @@ class FlexibleBody(_Planes):
         dtype = np.result_type(delta, float)
         batch, m = delta.shape[0], self.n_coordinates
         S1 = self.first_moment(delta)
-        b = delta @ self.B.T  # ∫ s Φδ dm, (B, 3)
-        Q = np.zeros((batch, 3, 3), dtype=dtype)  # ∫ρρᵀ dm
-        Q[:, 0, 0] = self.second_x
+        axial = np.full(batch, self.second_x, dtype=dtype)
         if self.stiffening:
-            Q[:, 0, 0] -= np.einsum("bi,ij,bj->b", delta, self.foreshortening["P2"], delta)
-        Q[:, 0, 1:] = b[:, 1:]
-        Q[:, 1:, 0] = b[:, 1:]
-        for a in range(2):
-            for c in range(2):
-                Q[:, 1 + a, 1 + c] = np.einsum("bi,ij,bj->b", delta, self.N[a][c], delta)
-        trace = Q[:, 0, 0] + Q[:, 1, 1] + Q[:, 2, 2]
-        inertia = trace[:, None, None] * np.eye(3) - Q + self.rotary_ΩΩ
+            axial = axial - np.einsum("bi,ij,bj->b", delta, self.foreshortening["P2"], delta)
+        lateral = [[np.einsum("bi,ij,bj->b", delta, self.N[a][c], delta) for c in range(2)] for a in range(2)]
+        inertia = _rotational_inertia(axial, delta @ self.B.T, lateral) + self.rotary_ΩΩ
         # ∫ (Φδ) × Φ dm: only the axial component survives (Φ has no axial row).
         coupling = np.broadcast_to(self._skew_x_B + self.rotary_Ωδ, (batch, 3, m)).astype(dtype)
         coupling[:, 0, :] += delta @ self.N[0][1] - delta @ self.N[1][0]
         M = np.zeros((batch, 6 + m, 6 + m), dtype=dtype)
-        M[:, :3, :3] = self.mass * np.eye(3)
-        M[:, :3, 3:6] = -skew(S1)
-        M[:, 3:6, :3] = skew(S1)
         A = self.first_moment_jacobian(delta)
-        M[:, :3, 6:] = A
-        M[:, 6:, :3] = np.swapaxes(A, 1, 2)
-        M[:, 3:6, 3:6] = inertia
-        M[:, 3:6, 6:] = coupling
-        M[:, 6:, 3:6] = np.swapaxes(coupling, 1, 2)
-        M[:, 6:, 6:] = self.M_δδ
+        _floating_blocks(M, self.mass, S1, A, inertia, coupling, self.M_δδ)
         return M
-
-    def kinetic_gradient(self, delta: np.ndarray, nu: np.ndarray) -> np.ndarray:
-        """∂T/∂δ at fixed body velocity ν = (v, Ω, δ̇), T = ½ νᵀ M_b(δ) ν, shape (m,).
-
-        From the δ-dependent blocks of :meth:`mass_matrix` (one configuration,
-        δ and ν of shapes (m,) and (6 + m,)), in O(m²): T holds δ through
-        S₁ · (v × Ω), ½(tr Q |Ω|² − Ωᵀ Q Ω) and Ω_x δᵀ(N_yz − N_zy) δ̇, so
-
-            ∂T/∂δ = Aᵀ(v × Ω) + |Ω|² (N_yy + N_zz) δ − Ω_x (Ω_y B_y + Ω_z B_z)
-                    − ½ Σ_ac Ω_a Ω_c (N_ac + N_ca) δ + Ω_x (N_yz − N_zy) δ̇
-
-        (a, c over the bending rows y, z; B_y, B_z the rows of ∫sΦ dm). With stiffening,
-        S₁,x, the axial row of A(δ) and Q_xx add −(v × Ω)_x P₁δ − v_x P₁δ̇ − (Ω_y² + Ω_z²) P₂δ.
-        """
-        v, omega, rate = nu[:3], nu[3:6], nu[6:]
-        gradient = self.A.T @ cross(v, omega)
-        gradient -= omega[0] * (omega[1] * self.B[1] + omega[2] * self.B[2])
-        for a in range(self.planes):
-            for c in range(self.planes):
-                N = self.N[a][c]
-                pair = N @ delta + N.T @ delta
-                gradient -= 0.5 * omega[1 + a] * omega[1 + c] * pair
-            gradient += (omega @ omega) * (self.N[a][a] @ delta)
-        if self.planes == 2:
-            gradient += omega[0] * ((self.N[0][1] - self.N[1][0]) @ rate)
-        if self.stiffening:
-            blocks = self.foreshortening
-            gradient -= cross(v, omega)[0] * (blocks["P1"] @ delta) + v[0] * (blocks["P1"] @ rate)
-            gradient -= (omega[1] ** 2 + omega[2] ** 2) * (blocks["P2"] @ delta)
-        return gradient
 
     def gravity_wrench(self, delta: np.ndarray, g_body: np.ndarray) -> np.ndarray:
         """Generalized gravity force conjugate to ν, shape (B, 6 + m), for δ (B, m), g_b (B, 3).
@@ -333,18 +264,49 @@ class FlexibleBody(_Planes):
         return np.concatenate([self.mass * g_body, np.cross(S1, g_body), A_T_g], axis=1)
 
 
-def _translating_arrays(unit: dict, E: tuple, rho: float, planes: int) -> dict:
+def _rotational_inertia(axial: np.ndarray, b: np.ndarray, lateral: list) -> np.ndarray:
+    """I_Ω = tr(Q) 1 − Q (B, 3, 3) of the second moments Q = ∫ρρᵀ dm of a beam, from its axial
+    entry ∫x² dm (B,), the axial–lateral entries b = ∫ s Φδ dm (B, 3; row 0 unused) and the
+    lateral ones ``lateral[a][c]`` = ∫(Φδ)_a(Φδ)_c dm (B,) of the bending rows a, c."""
+    Q = np.zeros((axial.shape[0], 3, 3), dtype=np.result_type(axial, b, *lateral[0], *lateral[1]))
+    Q[:, 0, 0] = axial
+    Q[:, 0, 1:] = b[:, 1:]
+    Q[:, 1:, 0] = b[:, 1:]
+    for a in range(2):
+        for c in range(2):
+            Q[:, 1 + a, 1 + c] = lateral[a][c]
+    trace = Q[:, 0, 0] + Q[:, 1, 1] + Q[:, 2, 2]
+    return trace[:, None, None] * np.eye(3) - Q
+
+
+def _floating_blocks(M: np.ndarray, mass: float, S1, A, inertia, coupling, M_δδ) -> None:
+    """Fill the (v, Ω, δ̇) blocks of a body mass matrix M (B, 6 + m, 6 + m) (a view for a
+    translating body, whose l̇ row and column follow): m 1, ∓S̃₁, A = ∂S₁/∂δ, I_Ω, M_Ωδ, M_δδ."""
+    M[:, :3, :3] = mass * np.eye(3)
+    M[:, :3, 3:6] = -skew(S1)
+    M[:, 3:6, :3] = skew(S1)
+    M[:, :3, 6:] = A
+    M[:, 6:, :3] = np.swapaxes(A, 1, 2)
+    M[:, 3:6, 3:6] = inertia
+    M[:, 3:6, 6:] = coupling
+    M[:, 6:, 3:6] = np.swapaxes(coupling, 1, 2)
+    M[:, 6:, 6:] = M_δδ
+
+
+def _translating_arrays(unit: dict, columns: list, m: int, rho: float, planes: int) -> dict:
     """Body arrays of a translating link from unit η-integrals (names of
     ``LengthFollowing.taylor``); every input may carry leading axes (orders, batch)."""
-    E_y, E_z = E
-    m = E_y.shape[1]
+
+    def placed(v: np.ndarray, plane: int) -> np.ndarray:  # (..., n) → (..., m): v in ``plane``
+        out = np.zeros((*v.shape[:-1], m), dtype=v.dtype)
+        out[..., columns[plane]] = v if columns[plane].size else 0.0
+        return out
 
     def rows(v: np.ndarray) -> np.ndarray:  # (..., n) → (..., 3, m); the axial row is zero
-        return np.stack([np.zeros((*v.shape[:-1], m)), v @ E_y, v @ E_z], axis=-2)
+        return np.stack([np.zeros((*v.shape[:-1], m)), placed(v, 0), placed(v, 1)], axis=-2)
 
-    picks = [_columns_of(E_a) for E_a in E]
-    N0 = [[rho * place_block(unit["mass"], a, c, m) for c in picks] for a in picks]
-    P = [[rho * place_block(unit["rate_cross"], a, c, m) for c in picks] for a in picks]
+    N0 = [[rho * place_block(unit["mass"], a, c, m) for c in columns] for a in columns]
+    P = [[rho * place_block(unit["rate_cross"], a, c, m) for c in columns] for a in columns]
     return {
         "A0": rho * rows(unit["first"]),
         "B0": rho * rows(unit["moment"]),
@@ -353,13 +315,27 @@ def _translating_arrays(unit: dict, E: tuple, rho: float, planes: int) -> dict:
         "N0": N0,
         "P": P,
         "M_δδ0": sum(N0[a][a] for a in range(planes)),
-        "R0": sum(rho * place_block(unit["rate_mass"], a, a, m) for a in picks[:planes]),
+        "R0": sum(rho * place_block(unit["rate_mass"], a, a, m) for a in columns[:planes]),
         "translation": rows(unit["tip_value"]),
         "rotation": np.stack(
-            [np.zeros((*unit["tip_slope"].shape[:-1], m)), -unit["tip_slope"] @ E_z, unit["tip_slope"] @ E_y],
+            [
+                np.zeros((*unit["tip_slope"].shape[:-1], m)),
+                -placed(unit["tip_slope"], 1),
+                placed(unit["tip_slope"], 0),
+            ],
             axis=-2,
         ),
     }
+
+
+def taylor_sum(terms: np.ndarray, step, derivative: int = 0) -> np.ndarray:
+    """Σ_k Δᵏ/k! terms[k + derivative]: a quantity (or its l-derivative) of a length-following
+    basis at l₀ + Δ from its l-derivatives ``terms`` at real l₀ (leading axis the order; Δ
+    broadcast against terms[0]). Exact for the tiny imaginary Δ of the engine's complex step."""
+    total = 0.0 * step * terms[0]
+    for k in range(terms.shape[0] - derivative):
+        total = total + step**k / math.factorial(k) * terms[k + derivative]
+    return total
 
 
 #: Orders of the l-derivatives a length-following body evaluates (three: the complex step of
@@ -373,7 +349,7 @@ class TranslatingBody(_Planes):
     The beam frame sits at the hub exit (fixed in the previous link), x along
     the joint axis. The beam of total length L slides along x: its free part
     s ∈ [0, l] (l = the joint variable) bends, w(s) = ψ(s/l) δ; the part inside,
-    s ∈ [−(L − l), 0], moves rigidly. Following SPEC §4, a point of the free
+    s ∈ [−(L − l), 0], moves rigidly. Following docs/MODEL.md (Dynamics), a point of the free
     part moves with
 
         v + Ω × ρ + Φ δ̇ + (e_x + Φ_l δ) l̇,   Φ_l = ∂Φ/∂l|_s = G(η)/l,
@@ -408,24 +384,24 @@ class TranslatingBody(_Planes):
         m = n * planes
         self.n_coordinates = m
         self.planes = planes
-        self.E = _plane_selectors(n, planes)
         self.basis = basis
         self._set_planes(n, planes)
         self.following = getattr(basis, "follow", None)
         self.rho = link.mass_per_length
         self.L = link.length
         self.mass = self.rho * self.L
-        frozen = _translating_arrays(basis.unit_integrals(), self.E, self.rho, planes)
-        # The frozen arrays (for length-following shapes: those of the reference length).
+        self._frozen = frozen = self._arrays(basis.unit_integrals())
+        # The frozen arrays (for length-following shapes: those of the reference length), read
+        # by name by the compiled chain's packing.
         self.A0, self.B0, self.Al0, self.Bl0 = frozen["A0"], frozen["B0"], frozen["Al0"], frozen["Bl0"]
         self.N0, self.P, self.R0, self.M_δδ0 = frozen["N0"], frozen["P"], frozen["R0"], frozen["M_δδ0"]
-        self.P_δl = sum(self.P[a][a] for a in range(planes))
-        self._frozen = {k: v for k, v in frozen.items() if k not in ("N0", "P")}
-        self._frozen["N0"] = frozen["N0"]
-        self._frozen["P"] = frozen["P"]
         self._taylor_cache: dict = {}
 
     # -- arrays at the free length ------------------------------------------------------
+    def _arrays(self, unit: dict) -> dict:
+        """The body arrays of unit η-integrals ``unit`` (any leading axes)."""
+        return _translating_arrays(unit, self.plane_columns, self.n_coordinates, self.rho, self.planes)
+
     def _taylor(self, l0: float) -> dict:
         """Body arrays and their l-derivatives at real l₀, leading axis the order k (the last
         few kept: one right-hand side asks for the same length many times)."""
@@ -434,7 +410,7 @@ class TranslatingBody(_Planes):
         cached = self._taylor_cache.get(key)
         if cached is None:
             unit = self.following.taylor(float(l0), order=TAYLOR_ORDER)
-            cached = self._taylor_cache[key] = _translating_arrays(unit, self.E, self.rho, self.planes)
+            cached = self._taylor_cache[key] = self._arrays(unit)
             if len(self._taylor_cache) > 8:
                 self._taylor_cache.pop(next(iter(self._taylor_cache)))
         return cached
@@ -477,15 +453,8 @@ class TranslatingBody(_Planes):
 
         def combine(pick) -> np.ndarray:
             # Σ_k Δᵏ/k! T_{k + derivative}, row by row of the batch.
-            stacked = np.stack([pick(series[float(keys[j])]) for j in index])  # (B, orders, ...)
-            orders = stacked.shape[1]
-            shape = (-1,) + (1,) * (stacked.ndim - 2)
-            total = 0.0 * stacked[:, 0] * steps.reshape(shape)
-            factor = np.ones_like(steps)
-            for k in range(orders - derivative):
-                total = total + (factor / math.factorial(k)).reshape(shape) * stacked[:, k + derivative]
-                factor = factor * steps
-            return total
+            stacked = np.stack([pick(series[float(keys[j])]) for j in index], axis=1)  # (orders, B, ...)
+            return taylor_sum(stacked, steps.reshape((-1,) + (1,) * (stacked.ndim - 2)), derivative)
 
         names = ("A0", "B0", "Al0", "Bl0", "M_δδ0", "R0", "translation", "rotation")
         out = {name: combine(lambda t, name=name: t[name]) for name in names}
@@ -532,16 +501,9 @@ class TranslatingBody(_Planes):
         S1 = self.first_moment(delta, l, X)
         contract = lambda T: np.einsum("...ai,...i->...a", T, delta)  # noqa: E731
         quadratic = lambda T: np.einsum("...i,...ij,...j->...", delta, T, delta)  # noqa: E731
-        b = l[:, None] ** 2 * contract(B0)  # ∫ s Φδ dm
-        Q = np.zeros((batch, 3, 3), dtype=dtype)
-        Q[:, 0, 0] = self.rho * (l**3 + (self.L - l) ** 3) / 3
-        Q[:, 0, 1:] = b[:, 1:]
-        Q[:, 1:, 0] = b[:, 1:]
-        for a in range(2):
-            for c in range(2):
-                Q[:, 1 + a, 1 + c] = l * quadratic(N0[a][c])
-        trace = Q[:, 0, 0] + Q[:, 1, 1] + Q[:, 2, 2]
-        inertia = trace[:, None, None] * np.eye(3) - Q
+        axial = np.broadcast_to(self.rho * (l**3 + (self.L - l) ** 3) / 3, (batch,)).astype(dtype)
+        lateral = [[l * quadratic(N0[a][c]) for c in range(2)] for a in range(2)]
+        inertia = _rotational_inertia(axial, l[:, None] ** 2 * contract(B0), lateral)  # b = ∫ s Φδ dm
         A = np.broadcast_to(lc * A0, (batch, 3, m))
         coupling = np.broadcast_to(lc**2 * (skew(np.array([1.0, 0.0, 0.0])) @ B0), (batch, 3, m)).astype(
             dtype
@@ -563,15 +525,7 @@ class TranslatingBody(_Planes):
         l_l = self.mass + quadratic(X["R0"]) / l
         size = 7 + m
         M = np.zeros((batch, size, size), dtype=dtype)
-        M[:, :3, :3] = self.mass * np.eye(3)
-        M[:, :3, 3:6] = -skew(S1)
-        M[:, 3:6, :3] = skew(S1)
-        M[:, :3, 6:-1] = A
-        M[:, 6:-1, :3] = np.swapaxes(A, 1, 2)
-        M[:, 3:6, 3:6] = inertia
-        M[:, 3:6, 6:-1] = coupling
-        M[:, 6:-1, 3:6] = np.swapaxes(coupling, 1, 2)
-        M[:, 6:-1, 6:-1] = lc * X["M_δδ0"]
+        _floating_blocks(M[:, :-1, :-1], self.mass, S1, A, inertia, coupling, lc * X["M_δδ0"])
         for rows, column in ((slice(0, 3), v_l), (slice(3, 6), w_l), (slice(6, size - 1), d_l)):
             M[:, rows, -1] = column
             M[:, -1, rows] = column

@@ -22,7 +22,7 @@ beam's root tangent, (1, w_y'(0), w_z'(0)) in the beam frame, is then
 (by w_y'(0) relative to the link frame, the in-plane pinned condition). See
 :class:`TipMap` (``root``).
 
-A flexible link on a prismatic joint *translates* (SPEC §4): its hub stays at
+A flexible link on a prismatic joint *translates* (docs/MODEL.md, Dynamics): its hub stays at
 d_i = d along z_{i-1}, and the joint variable q_i is the free length l, which
 replaces L above (the tip is at l e_x + u(δ) in the beam frame, and the tip
 slopes of the unit-length basis are divided by l).

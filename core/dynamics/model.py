@@ -1,4 +1,4 @@
-"""The ``Model`` interface every backend implements (SPEC §4).
+"""The ``Model`` interface every backend implements (docs/MODEL.md, Dynamics).
 
 Equations of motion, in generalized coordinates q = (q_r, q_f) — joint
 variables first, then the flexible coordinates link by link::
@@ -17,7 +17,7 @@ Contract for subclasses — implement the primitives:
     the description discretized (the constructor's arguments are recorded by the base:
     ``replace(**changes)`` and ``rebuild(arm)`` build the same model with changes; a
     model whose constructor does not take ``arm`` overrides ``rebuild``);
-``coordinates``, ``n_joints``
+``coordinates``
     layout (names, numbered from 1 as users see them);
 ``mass_matrix``, ``mass_matrix_derivatives``, ``stiffness_matrix``,
 ``damping_matrix``, ``gravity_forces``, ``input_matrix``,
@@ -42,21 +42,31 @@ import numpy as np
 from core.arm import Arm
 from core.dynamics.composite import composite_solver
 from core.dynamics.recursive import recursive_solver
-from core.dynamics.structured import structured_solver
+from core.dynamics.structured_forward import structured_solver
 from core.numerics import validation as check
 from core.numerics.derivatives import CENTRAL_STEP, central_difference_jacobian, complex_step_jacobian
+
+
+def coulomb_friction(coulomb: np.ndarray, B: np.ndarray, qd, epsilon: float | None) -> np.ndarray:
+    """Coulomb joint friction τ_c on the actuated rates u = Bᵀq̇ of joints with friction torques
+    (forces) ``coulomb``: −F_c tanh(u/ε), or −F_c sign(u) for ``epsilon`` None."""
+    u = B.T @ np.asarray(qd, dtype=float)
+    if epsilon is None:
+        return -coulomb * np.sign(u)
+    return -coulomb * np.tanh(u / epsilon)
+
 
 #: Forward-dynamics solvers by name. A solver is ``f(model, q, qd, applied) -> qdd`` with
 #: ``applied`` every generalized force except the inertial and gravity ones
 #: (B(τ + τ_c) − D q̇ − ∂V_e/∂q): it solves M q̈ + h(q, q̇) + G(q) = applied.
-#: ``"composite"``: M formed and factored, O(n_dof³); ``"recursive"``: articulated bodies;
-#: ``"structured"``: block elimination on M = BD + W C Wᵀ with h + G from a reduced chain,
-#: O(n_dof), for chains with fine meshes (:mod:`core.dynamics.structured`; a
+#: ``"composite"``: M formed and factored, O(n_dof³); ``"recursive"``: the compiled
+#: articulated bodies; ``"structured"``: block elimination on M = BD + W C Wᵀ with h + G from
+#: a reduced chain, O(n_dof), for chains with fine meshes (:mod:`core.dynamics.structured_forward`; a
 #: :class:`~core.dynamics.engine.ChainModel` without translating links or geometric stiffening).
 SOLVERS: dict = {
     "composite": composite_solver,
-    "recursive": recursive_solver,  # the articulated bodies (core.dynamics.recursive, core.dynamics.compiled)
-    "structured": structured_solver,  # block elimination on M = BD + W C Wᵀ, O(n_dof) (core.dynamics.structured)
+    "recursive": recursive_solver,  # the compiled articulated bodies (core.dynamics.recursive)
+    "structured": structured_solver,  # M = BD + W C Wᵀ, O(n_dof) (core.dynamics.structured_forward)
 }
 
 
@@ -199,9 +209,9 @@ class Model(ABC):
         """Names of the generalized coordinates, joints first (``theta1``, ``d3``, ``w2_1``…)."""
 
     @property
-    @abstractmethod
     def n_joints(self) -> int:
-        """Number of joints (= number of inputs)."""
+        """Number of joints (= number of inputs, the columns of B): the arm's."""
+        return self.arm.n_joints
 
     @property
     def n_dof(self) -> int:
@@ -302,7 +312,7 @@ class Model(ABC):
         ODE ȧ = :meth:`auxiliary_rates` (q, q̇, a), and the primitives (M, h, G,
         K …) depend on their current values, set by :meth:`auxiliary`. Example:
         the roots β_k(l) of a translating link's assumed modes integrated as
-        dβ/dt = (dβ/dl)(β, l) l̇ (seed 002, eqs. (11)–(13)) instead of solved at
+        dβ/dt = (dβ/dl)(β, l) l̇ (Theodore & Ghosal (1997), eqs. (11)–(13)) instead of solved at
         every evaluation. :func:`core.analysis.simulation.simulate` integrates them with
         the motion and reports one column per name.
         """
@@ -354,14 +364,20 @@ class Model(ABC):
         P = dM @ qd  # P[i, j] = Σ_k ∂M_jk/∂q_i q̇_k
         return 0.5 * (M_dot + P.T - P)
 
-    def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
-        """B(τ + τ_c) − D q̇ − ∂V_e/∂q: the forces a solver balances against M q̈ + h + G
-        (τ_c left out if not ``friction``)."""
+    def _torques(self, q, qd, tau, friction: bool) -> np.ndarray:
+        """τ + τ_c: ``tau`` checked to be of shape (n_joints,), with the Coulomb joint friction
+        added if ``friction``."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n_joints,):
             raise ValueError(f"tau must have shape ({self.n_joints},), got {tau.shape}")
         if friction:
             tau = tau + self.friction_forces(q, qd)
+        return tau
+
+    def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
+        """B(τ + τ_c) − D q̇ − ∂V_e/∂q: the forces a solver balances against M q̈ + h + G
+        (τ_c left out if not ``friction``)."""
+        tau = self._torques(q, qd, tau, friction)
         return self.input_matrix(q) @ tau - self.damping_matrix(q) @ qd - self.elastic_forces(q)
 
     def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
@@ -562,10 +578,10 @@ class Model(ABC):
         """The velocity-product forces h(q, q̇) = C(q, q̇) q̇ [N or N m], shape (n_dof,).
 
         Only the Coriolis and centrifugal terms: gravity, elastic, damping and
-        friction forces are separate primitives. This default uses the
-        Christoffel path (:meth:`coriolis_matrix`); backends override it with a
-        pass that needs no ∂M/∂q (:func:`core.dynamics.newton_euler.dynamics_terms`),
-        and forward and inverse dynamics call this method.
+        friction forces are separate primitives. This default is the Christoffel
+        path (:meth:`coriolis_matrix`), the oracle; a backend may override it with a
+        pass that needs no ∂M/∂q (the compiled recursive Newton–Euler of
+        :mod:`core.dynamics.compiled`), and forward and inverse dynamics call this method.
         """
         q, qd = self._state(q, qd)
         return self.coriolis_matrix(q, qd) @ qd

@@ -89,9 +89,23 @@ def central_difference_jacobian(
     return np.array(columns).T
 
 
+def central_difference_directions(function, x, directions, step: float = CENTRAL_STEP) -> np.ndarray:
+    """Directional derivatives (f(x + h d_k) − f(x − h d_k)) / (2h), shape (k, ...), from one
+    batch call: ``function`` maps points (2k, n) to values (2k, ...), ``directions`` (k, n) are
+    the d_k (scaled by the caller to the size of the change they resolve), and the step
+    h = step · max(1, max_j |x_j|) is the same for every direction."""
+    x = np.asarray(x, dtype=float)
+    directions = np.atleast_2d(directions)
+    h = step * max(1.0, float(np.max(np.abs(x))))
+    values = np.asarray(function(np.concatenate([x + h * directions, x - h * directions])))
+    k = len(directions)
+    return (values[:k] - values[k:]) / (2 * h)
+
+
 __all__ = [
     "CENTRAL_STEP",
     "COMPLEX_STEP",
+    "central_difference_directions",
     "central_difference_jacobian",
     "complex_step_derivatives",
     "complex_step_jacobian",

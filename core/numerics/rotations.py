@@ -41,38 +41,44 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def rot_x(angle) -> np.ndarray:
+def _axis_rotation(angle, axis: int) -> np.ndarray:
+    """Rotations by ``angle`` about the coordinate axis ``axis`` (0, 1, 2: x, y, z), shape (..., 3, 3)."""
     angle = np.asarray(angle)
     c, s = np.cos(angle), np.sin(angle)
     out = np.zeros((*angle.shape, 3, 3), dtype=c.dtype)
-    out[..., 0, 0] = 1.0
-    out[..., 1, 1], out[..., 1, 2], out[..., 2, 1], out[..., 2, 2] = c, -s, s, c
+    i, j = (axis + 1) % 3, (axis + 2) % 3
+    out[..., axis, axis] = 1.0
+    out[..., i, i], out[..., i, j], out[..., j, i], out[..., j, j] = c, -s, s, c
     return out
+
+
+def rot_x(angle) -> np.ndarray:
+    return _axis_rotation(angle, 0)
 
 
 def rot_z(angle) -> np.ndarray:
-    angle = np.asarray(angle)
-    c, s = np.cos(angle), np.sin(angle)
-    out = np.zeros((*angle.shape, 3, 3), dtype=c.dtype)
-    out[..., 2, 2] = 1.0
-    out[..., 0, 0], out[..., 0, 1], out[..., 1, 0], out[..., 1, 1] = c, -s, s, c
-    return out
+    return _axis_rotation(angle, 2)
 
 
 def _ratios(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """a = sin r/r, b = (1 − cos r)/r², c = (r − sin r)/r³ with r² = x (entire in x)."""
     small = np.abs(x) < SERIES_THRESHOLD
     if small.all():  # the usual case for elastic tip rotations: series only
-        return _series(x)
-    xs = np.where(small, 1.0, x)  # keep the closed form away from 0/0
-    r = np.sqrt(xs)
-    closed = (np.sin(r) / r, (1 - np.cos(r)) / xs, (r - np.sin(r)) / (xs * r))
+        return ratio_series(x)
+    closed = ratio_closed_form(np.where(small, 1.0, x))  # keep the closed form away from 0/0
     if not small.any():
         return closed
-    return tuple(np.where(small, s, c) for s, c in zip(_series(x), closed, strict=True))
+    return tuple(np.where(small, s, c) for s, c in zip(ratio_series(x), closed, strict=True))
 
 
-def _series(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+# The two forms of the ratios are written for numpy arrays and for scalars alike (operators and
+# numpy ufuncs only, no globals): the compiled kernels compile these very functions
+# (:mod:`core.dynamics.compiled.kinematics`), so there is one definition of the series.
+
+
+def ratio_series(x):
+    """(a, b, c) of :func:`_ratios` by their Taylor series in x = r², accurate to round-off for
+    |x| < ``SERIES_THRESHOLD`` (the first omitted terms are x⁴/9!, x⁴/10!, x⁴/11!)."""
     return (
         1 - x / 6 + x**2 / 120 - x**3 / 5040,
         0.5 - x / 24 + x**2 / 720 - x**3 / 40320,
@@ -80,20 +86,30 @@ def _series(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+def ratio_closed_form(x):
+    """(a, b, c) of :func:`_ratios` in closed form, r = √x (the principal root: the ratios are
+    even in r); loses digits as x → 0, where :func:`ratio_series` takes over."""
+    r = np.sqrt(x)
+    return np.sin(r) / r, (1 - np.cos(r)) / x, (r - np.sin(r)) / (x * r)
+
+
+def _quadratic_in_skew(theta: np.ndarray, first: int, second: int) -> np.ndarray:
+    """I + f θ̃ + g θ̃² with f, g the ratios number ``first`` and ``second`` of :func:`_ratios`
+    (a, b, c) at x = θᵀθ, shape (..., 3, 3)."""
+    ratios = _ratios(np.einsum("...i,...i->...", theta, theta))
+    f, g = ratios[first][..., None, None], ratios[second][..., None, None]
+    t = skew(theta)
+    return np.eye(3) + f * t + g * (t @ t)
+
+
 def exp_so3(theta: np.ndarray) -> np.ndarray:
     """Rotation matrices of rotation vectors θ (Rodrigues), shape (..., 3, 3)."""
-    x = np.einsum("...i,...i->...", theta, theta)
-    a, b, _ = _ratios(x)
-    t = skew(theta)
-    return np.eye(3) + a[..., None, None] * t + b[..., None, None] * (t @ t)
+    return _quadratic_in_skew(theta, 0, 1)  # I + a θ̃ + b θ̃²
 
 
 def left_jacobian(theta: np.ndarray) -> np.ndarray:
     """J with skew(J θ̇) = Ṙ Rᵀ for R = exp(θ̃): the angular velocity in the outer frame."""
-    x = np.einsum("...i,...i->...", theta, theta)
-    _, b, c = _ratios(x)
-    t = skew(theta)
-    return np.eye(3) + b[..., None, None] * t + c[..., None, None] * (t @ t)
+    return _quadratic_in_skew(theta, 1, 2)  # I + b θ̃ + c θ̃²
 
 
 def spatial_inertia(mass: float, c: np.ndarray, inertia: np.ndarray) -> np.ndarray:

@@ -78,27 +78,28 @@ def finite(value: object, subject: str, name: str) -> float:
     return number
 
 
-def positive(value: object, subject: str, name: str) -> float:
+def _signed(value: object, subject: str, name: str, strict: bool) -> float:
+    """A finite number > 0 (``strict``) or >= 0, else an InputError."""
     number = finite(value, subject, name)
-    if not number > 0.0:
-        raise InputError(subject, f"{name} must be > 0, got {number!r}")
+    if number < 0.0 or (strict and number == 0.0):
+        raise InputError(subject, f"{name} must be {'>' if strict else '>='} 0, got {number!r}")
     return number
+
+
+def positive(value: object, subject: str, name: str) -> float:
+    return _signed(value, subject, name, strict=True)
 
 
 def nonnegative(value: object, subject: str, name: str) -> float:
-    number = finite(value, subject, name)
-    if number < 0.0:
-        raise InputError(subject, f"{name} must be >= 0, got {number!r}")
-    return number
+    return _signed(value, subject, name, strict=False)
 
 
 def _unit(unit: str) -> str:
     return f" {unit}" if unit else ""
 
 
-def in_range(value: object, subject: str, name: str, low: float, high: float, unit: str, why: str) -> float:
-    """A number > 0 within [low, high] (``unit`` and ``why`` are said in the refusal)."""
-    number = positive(value, subject, name)
+def _within(number: float, subject: str, name: str, low: float, high: float, unit: str, why: str) -> float:
+    """``number``, refused outside [low, high] (``unit`` and ``why`` are said in the refusal)."""
     if not low <= number <= high:
         raise InputError(
             subject, f"{name} must be in [{low:g}, {high:g}]{_unit(unit)} ({why}), got {number!r}"
@@ -106,14 +107,14 @@ def in_range(value: object, subject: str, name: str, low: float, high: float, un
     return number
 
 
+def in_range(value: object, subject: str, name: str, low: float, high: float, unit: str, why: str) -> float:
+    """A number > 0 within [low, high] (``unit`` and ``why`` are said in the refusal)."""
+    return _within(positive(value, subject, name), subject, name, low, high, unit, why)
+
+
 def bounded(value: object, subject: str, name: str, high: float, unit: str, why: str) -> float:
     """A finite number of magnitude at most ``high`` (``unit`` and ``why`` are said in the refusal)."""
-    number = finite(value, subject, name)
-    if abs(number) > high:
-        raise InputError(
-            subject, f"{name} must be in [{-high:g}, {high:g}]{_unit(unit)} ({why}), got {number!r}"
-        )
-    return number
+    return _within(finite(value, subject, name), subject, name, -high, high, unit, why)
 
 
 def at_most(number: float, subject: str, name: str, high: float, unit: str, why: str) -> float:

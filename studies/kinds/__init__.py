@@ -2,23 +2,36 @@
 
 A kind is a :class:`StudyKind`: an ``analysis_schema`` (pydantic model of the
 ``[analysis]`` table), ``run_case`` (one sweep case → tidy rows) and
-``report`` (all rows → Markdown sections, tables and plots).
+``report`` (all rows → Markdown sections, tables and plots). :data:`KINDS`
+lists the built-in kinds; another is one entry, ``KINDS["name"] = Kind()``.
 
-Every kind is imported to validate a config, so a kind imports
-:mod:`studies.plots` (matplotlib) inside ``report``, not at module level:
-``flexlink show`` never pays for it.
+Every kind is imported to validate a config, so a kind imports its figures
+(matplotlib) inside ``report``, not at module level: ``flexlink show`` never
+pays for them.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from studies.kinds.base import StudyKind
+from studies.kinds.convergence import Convergence
+from studies.kinds.frequencies import Frequencies
+from studies.kinds.simulation import Simulation
+from studies.kinds.stability import Stability
+from studies.kinds.symbolic import Symbolic
+from studies.kinds.timing import Timing
+from studies.kinds.verify import Verify
+from studies.kinds.zero_dynamics import ZeroDynamics
 
-from studies.kinds.base import KINDS, StudyKind
-
-# Every module of this package is imported, and each kind registers itself when its
-# class is defined (StudyKind.__init_subclass__): a new kind is one new module.
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+#: Study kinds by ``study.kind`` name, one instance each.
+KINDS: dict[str, StudyKind] = {
+    "convergence": Convergence(),
+    "frequencies": Frequencies(),
+    "simulation": Simulation(),
+    "stability": Stability(),
+    "symbolic": Symbolic(),
+    "timing": Timing(),
+    "verify": Verify(),
+    "zero-dynamics": ZeroDynamics(),
+}
 
 __all__ = ["KINDS", "StudyKind"]

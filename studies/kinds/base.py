@@ -1,38 +1,66 @@
-"""The contract of a study kind."""
+"""The contract of a study kind, and the ``[analysis]`` keys several kinds share."""
 
 from __future__ import annotations
 
-import inspect
+import warnings
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.arm import Arm
-from studies.discretizations import Case
+from studies.discretizations import Case, joint_configuration
+from studies.limits import JointValue
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
 
-#: Study kinds by name, one instance each (``studies.kinds.KINDS``): every concrete
-#: :class:`StudyKind` subclass that sets ``name`` is entered here when defined.
-KINDS: dict[str, StudyKind] = {}
+
+def caution(message: str) -> None:
+    """Warn (RuntimeWarning) of something a case or the study's results should be read with:
+    the runner lists it in summary.md's warnings, with the cases that raised it."""
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def with_rows(tables: dict[str, pd.DataFrame], optional: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """A kind's :meth:`StudyKind.tables`: ``tables``, then those of ``optional`` that are not
+    empty (a table with nothing in it is left out of the report)."""
+    return {**tables, **{title: table for title, table in optional.items() if not table.empty}}
+
+
+class AnalysisSchema(BaseModel):
+    """The base of every kind's ``[analysis]`` schema: unknown keys are errors, values frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AtConfiguration(AnalysisSchema):
+    """``[analysis]`` of a kind that analyses the arm at one joint configuration."""
+
+    configuration: list[JointValue] | None = Field(
+        None,
+        description="Joint variables of the configuration, one per joint; unset: Arm.home() (zero, "
+        "translating links fully extended) [rad or m].",
+    )
+
+    def joint_values(self, arm: Arm) -> np.ndarray:
+        """The joint variables of ``configuration`` for ``arm`` (checked; default ``arm.home()``)."""
+        return joint_configuration(arm, self.configuration, "analysis.configuration")
 
 
 class StudyKind(ABC):
     """One kind of study.
 
-    Subclasses set ``name`` and ``analysis_schema`` and implement ``run_case``
-    and ``report``; defining such a subclass registers an instance in
-    :data:`studies.kinds.KINDS` (the config's ``study.kind`` values come from
-    that registry), so a new kind is one new module in ``studies/kinds/``. ``run_case`` must
+    Subclasses set ``analysis_schema`` and implement ``run_case`` and ``report``;
+    an instance is registered by name in :data:`studies.kinds.KINDS` (the
+    config's ``study.kind`` values come from that registry). ``run_case`` must
     be a pure function of its arguments (it runs in worker processes and on
     Dask workers) and return rows that start with ``case.columns()`` and have
     the same columns for every case of a study.
     """
 
-    name: ClassVar[str]
     analysis_schema: ClassVar[type[BaseModel]]
     #: The ``sweep.backends`` this kind can run (None: every registered backend); checked
     #: when a config is validated, so ``flexlink show`` refuses the others.
@@ -47,11 +75,6 @@ class StudyKind(ABC):
     #: reports see them, results.csv does not (it depends on the config alone and is the
     #: same, byte for byte, on every machine load, executor and resume).
     timing_columns: ClassVar[tuple[str, ...]] = ()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__ and not inspect.isabstract(cls):
-            KINDS[cls.name] = cls()
 
     def validate(self, arm: Arm, analysis: BaseModel) -> None:
         """Refuse (ValueError naming the ``analysis.…`` key and the value) what can be

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from studies.discretizations import BACKENDS, per_case
+from studies.kinds.base import caution
 from studies.kinds.frequencies import (
     Frequencies,
     FrequencyCount,
@@ -28,7 +28,6 @@ TARGETS = (1e-2, 1e-4, 1e-6)
 
 
 class ConvergenceAnalysis(ModalAnalysis):
-    model_config = ConfigDict(extra="forbid", frozen=True)
     n_frequencies: FrequencyCount = Field(3, description="Frequencies compared per case, lowest first.")
 
 
@@ -158,7 +157,6 @@ def cheapest(table: pd.DataFrame, modes: int) -> list[str]:
 class Convergence(Frequencies):
     """Frequencies of every case against the reference, tabulated as errors with fitted rates."""
 
-    name = "convergence"
     analysis_schema = ConvergenceAnalysis
 
     def run_case(self, arm, case, analysis):
@@ -172,11 +170,9 @@ class Convergence(Frequencies):
             largest = group[group["n_dof"] == group["n_dof"].max()]
             available = largest["mode"].nunique()
             if available < analysis.n_frequencies:
-                warnings.warn(
+                caution(
                     f"analysis.n_frequencies: the finest {backend} {shape} case has {available} "
-                    f"frequencies ({analysis.joints} joints), fewer than the {analysis.n_frequencies} asked for",
-                    RuntimeWarning,
-                    stacklevel=2,
+                    f"frequencies ({analysis.joints} joints), fewer than the {analysis.n_frequencies} asked for"
                 )
         results = add_references(results, arm, analysis)
         stalled = fitted_rates(results)
@@ -186,12 +182,10 @@ class Convergence(Frequencies):
                 f"{BACKENDS[b].label} {s} ω{m}"
                 for b, s, m in stalled[["backend", "shape", "mode"]].itertuples(False)
             )
-            warnings.warn(
+            caution(
                 f"the errors against the finest case stop falling ({names}): the finest case is not "
                 "converged (or loses digits), so no rate is fitted against it; refine further or compare "
-                "with an exact reference",
-                RuntimeWarning,
-                stacklevel=2,
+                "with an exact reference"
             )
         return results
 
@@ -212,7 +206,7 @@ class Convergence(Frequencies):
             + " ".join(cheapest(table, modes))
         ]
         if plots and folder is not None:
-            from studies.plots import tradeoff_plot
+            from studies.kinds.convergence_figures import tradeoff_plot
 
             names = tradeoff_plot(worst_errors(results, costs), folder)
             text.append(
@@ -222,7 +216,7 @@ class Convergence(Frequencies):
         return text, {"cost to accuracy": table}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
-        from studies.plots import convergence_plot
+        from studies.kinds.convergence_figures import convergence_plot
 
         rates = fitted_rates(results)
         text = [

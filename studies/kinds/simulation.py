@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -39,9 +38,9 @@ from studies.discretizations import (
     label_of,
     sweep_columns,
 )
-from studies.kinds.base import StudyKind
+from studies.kinds.base import StudyKind, caution
 from studies.limits import AtMost, Deflection, Duration, JointValue, Span, Tolerance
-from studies.progress import report, throttled
+from studies.progress import simulation_progress
 from studies.text import counted
 
 if TYPE_CHECKING:  # validating a config needs no pandas
@@ -210,7 +209,6 @@ def solvers_of(analysis) -> list[str]:
 
 
 class Simulation(StudyKind):
-    name = "simulation"
     timing_columns = ("wall_time_s",)
 
     @property
@@ -249,9 +247,7 @@ class Simulation(StudyKind):
 
     def run_case(self, arm, case, analysis):
         q0_joints, trajectory = _initial_joints(arm, analysis)
-        model = case.discretization.build(arm, reference=q0_joints)
-        q0 = model.home()
-        q0[: arm.n_joints] = q0_joints
+        model, q0 = case.discretization.build_at(arm, q0_joints)
         times = np.linspace(0.0, analysis.t_end, analysis.output_points)
         reported = [t for t in analysis.report_times if t <= analysis.t_end]
         if reported:
@@ -270,17 +266,13 @@ class Simulation(StudyKind):
                     rtol=analysis.rtol,
                     atol=analysis.atol,
                     t_eval=times,
-                    progress=throttled(
-                        lambda t, solver=solver: report(f"{solver}: t = {t:.3g} of {analysis.t_end:g} s")
-                    ),
+                    progress=simulation_progress(solver, analysis.t_end),
                     prescribed=analysis.prescribed,
                     deflection_limit=analysis.deflection_limit,
                 )
             except SimulationError as error:  # keep what was computed (a diverging model may fail)
                 frame = error.frame
-                warnings.warn(
-                    f"{solver}: {error}; the rows up to there are kept", RuntimeWarning, stacklevel=2
-                )
+                caution(f"{solver}: {error}; the rows up to there are kept")
                 if frame.empty:
                     raise
             frame.insert(0, "solver", solver)
@@ -405,7 +397,7 @@ class Simulation(StudyKind):
                     by=by,
                 )
                 text.append(
-                    "Tracking (seed 001's comparison): joint errors to the desired trajectory, tip "
+                    "Tracking (the comparison of Mohan & Saha (DeNOC)): joint errors to the desired trajectory, tip "
                     "deflections, input power P = Σ τ q̇ minus the rigid model's P_rigid = Σ τ q̇_d, joint "
                     "accelerations (a symmetric log axis where a start-up transient dwarfs the rest). "
                     f"![tracking]({names[0]}) ([PDF]({names[1]}))"

@@ -12,7 +12,7 @@ arm and discretization:
   coordinates of standard deviation ``flex_scale``, rates and joint inputs
   standard normal), the largest relative difference max|generated − engine| /
   max|engine| over the states of M, ∂M/∂q, C, h = C q̇ (against the engine's
-  Newton–Euler pass, which never forms ∂M/∂q), G, ∂G/∂q, K, D, B, joint
+  compiled Newton–Euler pass, which never forms ∂M/∂q), G, ∂G/∂q, K, D, B, joint
   friction, forward dynamics (against the engine's composite and recursive
   solvers), tip position and potential energy;
 * at ``configuration`` (default ``Arm.home()``; flexible coordinates zero):
@@ -41,23 +41,16 @@ equations are those of assumed modes.
 from __future__ import annotations
 
 import time
-import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    NonNegativeInt,
-    PositiveInt,
-)
+from pydantic import Field, NonNegativeInt
 
 from core.dynamics.model import Model
-from studies.discretizations import case_keys, joint_configuration, label_of
-from studies.kinds.base import StudyKind
-from studies.limits import AtMost, Deflection, JointValue, Span, Tolerance
+from studies.discretizations import Discretization, case_keys, label_of
+from studies.kinds.base import AtConfiguration, StudyKind, caution
+from studies.limits import AtMost, Deflection, Span, Tolerance, work_count
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -93,17 +86,26 @@ COST = (
 TIMED = ("derive_s", "numeric_s", "mass_matrix_us", "forward_dynamics_us")
 
 
-class SymbolicAnalysis(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    parameters: Literal["symbols", "numeric"] = Field(
-        "symbols",
-        description="Physical parameters (lengths, masses, EI, hub and payload inertias, gravity) as "
-        "named symbols with their numbers listed in the definitions (symbols), or as numbers (numeric).",
+#: How the symbolic equations carry a kind of quantity: named symbols or numbers.
+SymbolsOrNumbers = Literal["symbols", "numeric"]
+
+
+def _named(description: str) -> Any:
+    """A :data:`SymbolsOrNumbers` field, named symbols by default."""
+    return Field("symbols", description=description)
+
+
+class SymbolicAnalysis(AtConfiguration):
+    """``[analysis]`` of the symbolic kind; ``configuration`` is where the locked frequencies and
+    the zero dynamics of the generated and the engine's models are compared."""
+
+    parameters: SymbolsOrNumbers = _named(
+        "Physical parameters (lengths, masses, EI, hub and payload inertias, gravity) as named symbols "
+        "with their numbers listed in the definitions (symbols), or as numbers (numeric)."
     )
-    constants: Literal["symbols", "numeric"] = Field(
-        "symbols",
-        description="Modal constants (integrals, end values and slopes of the shape functions) as named "
-        "symbols (symbols) or as the numbers of the shape family (numeric).",
+    constants: SymbolsOrNumbers = _named(
+        "Modal constants (integrals, end values and slopes of the shape functions) as named symbols "
+        "(symbols) or as the numbers of the shape family (numeric)."
     )
     latex: bool = Field(
         True, description="Write equations_<case>.tex: M, C, K, D, G, B and the symbol definitions."
@@ -120,15 +122,12 @@ class SymbolicAnalysis(BaseModel):
         description="Entries of M whose LaTeX is at most this long are shown in summary.md, longer ones "
         "by their length; 0: no preview.",
     )
-    check_states: Annotated[
-        PositiveInt,
-        AtMost(
-            100_000,
-            "the generated and the engine's model evaluated at each, days of work",
-            soft=1_000,
-            soft_why="the generated and the engine's model evaluated at each state",
-        ),
-    ] = Field(5, description="Random states on which the generated model is compared with the engine.")
+    check_states: work_count(
+        100_000,
+        "the generated and the engine's model evaluated at each, days of work",
+        soft=1_000,
+        soft_why="the generated and the engine's model evaluated at each state",
+    ) = Field(5, description="Random states on which the generated model is compared with the engine.")
     flex_scale: Deflection = Field(
         0.05, description="Standard deviation of the random flexible coordinates [m]."
     )
@@ -137,11 +136,6 @@ class SymbolicAnalysis(BaseModel):
         1e-9,
         description="Largest relative difference from the engine counted as agreement; a larger one is "
         "a warning of the case.",
-    )
-    configuration: list[JointValue] | None = Field(
-        None,
-        description="Joint variables where the locked frequencies and zero dynamics of the generated "
-        "and engine models are compared, one per joint; unset: Arm.home() [rad].",
     )
     operations: bool = Field(
         True,
@@ -253,7 +247,6 @@ def _time_us(function, model: Model, rng: np.random.Generator, budget: float) ->
 
 
 class Symbolic(StudyKind):
-    name = "symbolic"
     analysis_schema = SymbolicAnalysis
     backends = ("amm",)  # equations of global mode shapes; FEM cases are refused by show
     geometric_stiffening = False  # amm.symbolic derives the classic floating-frame equations
@@ -270,7 +263,7 @@ class Symbolic(StudyKind):
                 f"arm: the symbolic kind derives arms with revolute joints only (amm.symbolic), and joint "
                 f"{prismatic[0]} is prismatic (a translating link's modal integrals depend on its free length)"
             )
-        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+        analysis.joint_values(arm)
 
     def run_case(self, arm, case, analysis):
         import sympy as sp
@@ -351,7 +344,7 @@ class Symbolic(StudyKind):
         rows += [row("agreement", name, *values) for name, values in found.items()]
 
         q = engine.home()
-        q[: arm.n_joints] = joint_configuration(arm, analysis.configuration, "analysis.configuration")
+        q[: arm.n_joints] = analysis.joint_values(arm)
         if engine.n_dof > engine.n_joints:
             ours, theirs = locked_frequencies(generated, q), locked_frequencies(engine, q)
             scale = float(np.max(np.abs(theirs)))
@@ -372,12 +365,10 @@ class Symbolic(StudyKind):
         ]
         if worst:
             value, quantity = max(worst)
-            warnings.warn(
+            caution(
                 f"analysis.tolerance: the generated equations of {d.label} differ from the engine by "
                 f"{value:.3g} (relative) in {quantity}, more than {analysis.tolerance:g}"
-                + (f" ({len(worst)} quantities above it)" if len(worst) > 1 else ""),
-                RuntimeWarning,
-                stacklevel=2,
+                + (f" ({len(worst)} quantities above it)" if len(worst) > 1 else "")
             )
         return rows
 
@@ -385,11 +376,9 @@ class Symbolic(StudyKind):
         """Warns when the arm is all rigid and the sweep still has several cases (they derive
         the same equations)."""
         if not arm.flexible_links and results["case"].nunique() > 1:
-            warnings.warn(
+            caution(
                 "sweep: the arm has no flexible link, so every case derives the same equations; one "
-                "shape family and one mode count suffice",
-                RuntimeWarning,
-                stacklevel=2,
+                "shape family and one mode count suffice"
             )
         return results
 
@@ -433,7 +422,7 @@ class Symbolic(StudyKind):
             eom = derive(
                 arm,
                 shape=str(key["shape"]),
-                modes=int(key["modes"]),
+                modes=Discretization.from_columns(key).size,
                 constants=analysis.constants,
                 symbols=analysis.parameters == "symbols",
             )
@@ -471,7 +460,8 @@ def cost_table(results: pd.DataFrame) -> pd.DataFrame:
     for case, group in cost.groupby("case", sort=True):
         values = group.set_index("quantity")
         first = group.iloc[0]
-        row = {"case": case, "shape": first["shape"], "modes": first["modes"], "n_dof": first["n_dof"]}
+        size = Discretization.from_columns(first).spec.size_column  # "modes": the kind runs assumed modes
+        row = {"case": case, "shape": first["shape"], size: first[size], "n_dof": first["n_dof"]}
         for name in COST[:5]:
             row[name] = values.loc[name, "generated"]
         for name in COST[5:]:

@@ -27,19 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    NonNegativeInt,
-    PositiveInt,
-)
+from pydantic import Field, NonNegativeInt, PositiveInt
 
 from core.analysis.simulation import METHODS, simulate
 from core.arm import Arm
 from core.dynamics.model import SOLVERS
-from studies.discretizations import SWEEP_COLUMNS, label_of
-from studies.kinds.base import StudyKind
+from studies.discretizations import discretization_columns, label_of
+from studies.kinds.base import AnalysisSchema, StudyKind, with_rows
 from studies.limits import AtMost, Duration, Span
 
 if TYPE_CHECKING:  # validating a config needs no pandas
@@ -73,8 +67,7 @@ def call_time(function, model, rng: np.random.Generator, budget: float, calls: i
     return 1e6 * float(np.median(times))
 
 
-class TimingAnalysis(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class TimingAnalysis(AnalysisSchema):
     solvers: list[str] = Field(
         default_factory=lambda: ["composite", "recursive"],
         min_length=1,
@@ -122,7 +115,6 @@ def _measure(model, solvers, budget, rng) -> dict[str, float]:
 
 
 class Timing(StudyKind):
-    name = "timing"
     analysis_schema = TimingAnalysis
 
     def validate(self, arm, analysis):
@@ -163,14 +155,13 @@ class Timing(StudyKind):
         return rows
 
     def tables(self, results, arm, analysis):
-        tables = {"cost on the arm": _arm_table(results)}
-        exponents = fitted_exponents(results)
-        if not exponents.empty:
-            tables["fitted exponents (time ∝ links^p)"] = exponents
-        return tables
+        return with_rows(
+            {"cost on the arm": _arm_table(results)},
+            {"fitted exponents (time ∝ links^p)": fitted_exponents(results)},
+        )
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
-        from studies.plots import loglog_plot
+        from studies.kinds.timing_figures import loglog_plot
 
         text = [
             "Median wall time per call at fresh random states (one BLAS thread); "
@@ -220,7 +211,7 @@ class Timing(StudyKind):
 
 def _arm_table(results: pd.DataFrame) -> pd.DataFrame:
     own = results[results["arm"] == "arm"]
-    columns = [*SWEEP_COLUMNS, "n_dof", "solver", "fd_us", "evaluations_per_s", "mass_matrix_us"]
+    columns = [*discretization_columns(), "n_dof", "solver", "fd_us", "evaluations_per_s", "mass_matrix_us"]
     if own["wall_s_per_simulated_s"].notna().any():
         columns.append("wall_s_per_simulated_s")
     return own[columns].reset_index(drop=True)

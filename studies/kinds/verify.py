@@ -24,38 +24,28 @@ show the AMM/FEM agreement trend against the finest case.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    NonNegativeInt,
-    PositiveInt,
-)
+from pydantic import Field, NonNegativeInt
 
 from core.analysis.simulation import energy_drift, simulate
 from studies.discretizations import finest_case, label_of, per_case
-from studies.kinds.base import StudyKind
+from studies.kinds.base import AnalysisSchema, StudyKind
 from studies.kinds.frequencies import FrequencyCount
-from studies.limits import AtMost, Deflection, Span, Tolerance
+from studies.limits import Deflection, Span, Tolerance, work_count
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
 
 
-class VerifyAnalysis(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    samples: Annotated[
-        PositiveInt,
-        AtMost(
-            1_000_000,
-            "four mass matrices and a forward dynamics each: days of work per case",
-            soft=10_000,
-            soft_why="four mass matrices and a forward dynamics per state and case",
-        ),
-    ] = Field(20, description="Random states per case.")
+class VerifyAnalysis(AnalysisSchema):
+    samples: work_count(
+        1_000_000,
+        "four mass matrices and a forward dynamics each: days of work per case",
+        soft=10_000,
+        soft_why="four mass matrices and a forward dynamics per state and case",
+    ) = Field(20, description="Random states per case.")
     seed: NonNegativeInt = Field(0, description="Seed of the random states.")
     flex_scale: Deflection = Field(0.05, description="Standard deviation of the random flexible coordinates.")
     tolerance: Tolerance = Field(1e-12, description="Largest relative asymmetry of M.")
@@ -123,7 +113,6 @@ def _energy_drift(model, analysis: VerifyAnalysis, rng) -> float | None:
 
 
 class Verify(StudyKind):
-    name = "verify"
     analysis_schema = VerifyAnalysis
 
     def run_case(self, arm, case, analysis):
@@ -178,7 +167,7 @@ class Verify(StudyKind):
         return {"worst violations": per_case(checks, "check", "worst", ""), "agreement": _agreement(results)}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
-        from studies.plots import check_plot
+        from studies.kinds.verify_figures import check_plot
 
         checks = results[~results["check"].str.startswith("omega_")]
         failed = checks[~checks["passed"]]

@@ -11,37 +11,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from core.analysis.linear import zero_dynamics
-from studies.discretizations import case_keys, joint_configuration, label_of
-from studies.kinds.base import StudyKind
-from studies.limits import JointValue
+from studies.discretizations import case_keys, label_of
+from studies.kinds.base import AtConfiguration, StudyKind
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
 
 
-class ZeroDynamicsAnalysis(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    configuration: list[JointValue] | None = Field(
-        None,
-        description="Joint variables of the configuration, one per joint; unset: Arm.home() [rad or m].",
-    )
-
-
 class ZeroDynamics(StudyKind):
-    name = "zero-dynamics"
-    analysis_schema = ZeroDynamicsAnalysis
+    analysis_schema = AtConfiguration
 
     def validate(self, arm, analysis):
-        joint_configuration(arm, analysis.configuration, "analysis.configuration")
+        analysis.joint_values(arm)
 
     def run_case(self, arm, case, analysis):
-        joints = joint_configuration(arm, analysis.configuration, "analysis.configuration")
-        model = case.discretization.build(arm, reference=joints)
-        q = model.home()
-        q[: arm.n_joints] = joints
+        model, q = case.discretization.build_at(arm, analysis.joint_values(arm))
         zeros = zero_dynamics(model, q)
         f = model.flex
         ratio = np.linalg.eigvals(
@@ -72,7 +58,7 @@ class ZeroDynamics(StudyKind):
         return {"zero dynamics": keys.join(summary).reset_index(drop=True)}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
-        from studies.plots import complex_plane_plot
+        from studies.kinds.zero_dynamics_figures import complex_plane_plot
 
         text = [
             "Zeros of the linearized dynamics with the joint coordinates as outputs [rad/s], each "

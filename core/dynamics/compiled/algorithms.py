@@ -1,0 +1,379 @@
+"""The recursions over the chain: composite bodies for M (:func:`mass`), recursive Newton–Euler
+for M q̈ + h + G (:func:`inverse`), the articulated-body algorithm for q̈ (:func:`forward`), and
+a simulation's right-hand side and its Jacobian in one call (:func:`rates`,
+:func:`rates_jacobian`).
+
+:func:`forward` is the articulated-body algorithm (Featherstone, Rigid Body Dynamics
+Algorithms, 2008, §7.3) with (1 + m_i)-dimensional joint spaces u_i = (q̇_i, δ̇_i) and the
+Cholesky factor of each D_i, O(n (6 + m)³). Gravity is a base acceleration −g (exact for a
+uniform field), corrected on the free length of translating links (:func:`gravity_correction`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.dynamics.compiled.bodies import armature, body, payload_terms
+from core.dynamics.compiled.jit import kernel
+from core.dynamics.compiled.kinematics import kinematics_pass
+from core.dynamics.compiled.layout import at, free_length_step, rate_at
+from core.dynamics.compiled.linalg import (
+    add_transposed,
+    back_substitute,
+    cholesky,
+    cholesky_solve,
+    congruence_add,
+    forward_substitute,
+    matvec,
+    solve_lower,
+)
+
+
+@kernel
+def joint_rows(row, i, rows, cols):
+    """Fill rows[:1 + m] with the rows of ν_i that u_i = (q̇_i, δ̇_i) drives (S_i is a selection)
+    and cols[:1 + m] with the indices of u_i in q."""
+    m = row.m
+    if row.translating:  # u_i = (δ̇_i, l̇_i): internal rates only
+        for k in range(m + 1):
+            rows[k] = 6 + k
+            cols[k] = row.column + k if k < m else i
+        return
+    rows[0] = 5 if row.kind == 0 else 2
+    cols[0] = i
+    for k in range(m):
+        rows[1 + k] = 6 + k
+        cols[1 + k] = row.column + k
+
+
+@kernel
+def gravity_correction(table, F, q, A, gravity, out):
+    """out += G − G_base for the free lengths of translating links, where G_base is what the
+    base acceleration −g gives.
+
+    The sliding beam's kinetic energy leaves out the convective term l̇ ∂w/∂s (docs/MODEL.md, Dynamics). The
+    base acceleration −g puts on the l̇ row the force −g_b·M_vl with the kinetic l̇ row
+    M_vl = m e_x + A_l0(l) δ (the velocity of the mass points per unit l̇, integrated), while
+    the exact potential V = −m g·p − g_b·S₁ the engine uses, with the whole beam's first moment
+
+        S₁(δ, l) = m (l − L/2) e_x + l A₀(l) δ,   A₀(l) = ρ ∫₀¹ Ψ(η; l) dη (rows),
+
+    gives ∂V/∂l = −g_b·∂S₁/∂l = −g_b·(m e_x + (A₀ + l A₀′) δ), A₀′ = dA₀/dl at fixed η (zero
+    for frozen shapes, F1 of the A₀ rows for length-following ones). So
+
+        G_l − G_base,l = −g_b·(A₀ + l A₀′ − A_l0) δ
+
+    (frozen shapes: −g_b·(A₀ − A_l0) δ). As ∂S₁/∂l = m e_x + ρ Φ(l) δ + ∫Φ_l dm (Leibniz's
+    rule), this is −ρ g_b·u_tip(δ, l) whenever A_l0 δ = ∫Φ_l dm (Φ_l = ∂Φ/∂l at fixed s,
+    including the shapes' own l-dependence): the potential of the length extruded at the
+    deflected exit, which the kinetic l̇ row misses. g_b is gravity in the beam axes, carried
+    down the chain by the ω-blocks of A, which hold every relative rotation, deflected tips
+    included."""
+    S = F.size // 3
+    g = gravity.copy()
+    gb = np.empty(3)
+    for i in range(table.shape[0]):
+        for a in range(3):
+            gb[a] = A[i, 3 + a, 3] * g[0] + A[i, 3 + a, 4] * g[1] + A[i, 3 + a, 5] * g[2]
+        g[:] = gb
+        row = table[i]
+        if not row.translating:
+            continue
+        m, col, oA, oAl = row.m, row.column, row.o_A, row.o_Al
+        l = q[i]
+        dl = free_length_step(row, l).real  # 0 once the chain has written l
+        acc = 0.0
+        for a in range(3):
+            for k in range(m):
+                x = oA + a * m + k
+                rate = at(F, S, x, dl) + l * rate_at(F, S, x, dl) - at(F, S, oAl + a * m + k, dl)
+                acc += g[a] * rate * q[col + k]
+        out[i] -= acc
+
+
+@kernel
+def base_acceleration(gravity, smax):
+    """The base's acceleration (−g, 0): gravity as a uniform acceleration of the whole arm."""
+    out = np.zeros(smax)
+    for r in range(3):
+        out[r] = -gravity[r]
+    return out
+
+
+@kernel
+def propagate(A_i, parent, c_i, s, sp, out):
+    """out[:s] = c_i + A_i parent (the body's acceleration before its own joint rates)."""
+    for j in range(s):
+        out[j] = c_i[j]
+    for r in range(6):
+        acc = 0.0
+        for j in range(sp):
+            acc += A_i[r, j] * parent[j]
+        out[r] += acc
+
+
+@kernel(inline="always")
+def enter(row, i, A_i, parent, c_i, sp, rows, cols, out):
+    """The outward step to body i: its joint rows and columns into rows, cols (:func:`joint_rows`)
+    and out[:s] = c_i + A_i parent, its acceleration before its own joint rates (:func:`propagate`)."""
+    joint_rows(row, i, rows, cols)
+    propagate(A_i, parent, c_i, row.size, sp, out)
+
+
+@kernel
+def inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, want_force):
+    """(I, p): each body's inertia I[i] (its payload included) and, if ``want_force``, its
+    velocity-product forces p[i] (:func:`~.bodies.body`, :func:`~.bodies.payload_terms`)."""
+    n = table.shape[0]
+    I = np.zeros((n, smax, smax))
+    p = np.zeros((n, smax))
+    work = np.zeros((6, smax))
+    zero = np.zeros(smax)
+    for i in range(n):
+        row = table[i]
+        body(row, F, i, q, qd, nu[i], want_force, I[i], p[i], work)
+        if row.has_payload:
+            payload_terms(row, F, i, row.size, P_end, V_end, c_end, I[i], p[i], zero)
+    return I, p
+
+
+@kernel
+def forward(table, F, smax, q, qd, applied, gravity):
+    """q̈ from the articulated-body algorithm: M q̈ + h + G = ``applied``.
+
+    ``applied`` holds every other generalized force (B(τ + τ_c) − D q̇ − ∂V_e/∂q);
+    ``gravity`` is the gravitational acceleration in base axes [m/s²].
+    """
+    n = table.shape[0]
+    kmax = smax - 5
+    A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
+    correction = np.zeros(q.size)
+    gravity_correction(table, F, q, A, gravity, correction)
+    applied = applied - correction
+    IA, pA = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
+    Ls = np.zeros((n, kmax, kmax))
+    W = np.zeros((n, kmax, smax))
+    t = np.zeros((n, kmax))
+    rows = np.empty(kmax, dtype=np.int64)
+    cols = np.empty(kmax, dtype=np.int64)
+    D = np.empty((kmax, kmax))
+    UT = np.empty((kmax, smax))
+    tau = np.empty(kmax)
+    Iart = np.empty((6, 6))
+    pa = np.empty(6)
+    Wc = np.empty(kmax)
+    for i in range(n - 1, -1, -1):
+        row = table[i]
+        s, k = row.size, 1 + row.m
+        joint_rows(row, i, rows, cols)
+        Ia = IA[i]
+        for a in range(k):
+            for b in range(k):
+                D[a, b] = Ia[rows[a], rows[b]] + armature(row, F, a, b)
+            for j in range(s):
+                UT[a, j] = Ia[rows[a], j]
+            tau[a] = applied[cols[a]] - pA[i, rows[a]]
+        L = cholesky(D, k, "joint-space inertia of a body")
+        Ls[i, :k, :k] = L
+        forward_substitute(L, UT, k, s, W[i])
+        solve_lower(L, tau, k, t[i])  # t = L⁻¹ τ
+        if i == 0:
+            break
+        Wi = W[i]
+        matvec(Wi, c[i], k, s, Wc)
+        for r in range(6):
+            acc = pA[i, r]
+            for j in range(s):
+                acc += Ia[r, j] * c[i, j]
+            for a in range(k):
+                acc += Wi[a, r] * (t[i, a] - Wc[a])
+            pa[r] = acc
+            for r2 in range(6):
+                acc2 = Ia[r, r2]
+                for a in range(k):
+                    acc2 -= Wi[a, r] * Wi[a, r2]
+                Iart[r, r2] = acc2
+        sp = table[i - 1].size
+        congruence_add(A[i], Iart, sp, IA[i - 1])
+        add_transposed(A[i], pa, sp, pA[i - 1])
+    qdd = np.zeros(q.size)
+    parent = base_acceleration(gravity, smax)
+    a_ = np.empty(smax)
+    sp = 6
+    rhs = np.empty(kmax)
+    ud = np.empty(kmax)
+    for i in range(n):
+        row = table[i]
+        s, k = row.size, 1 + row.m
+        enter(row, i, A[i], parent, c[i], sp, rows, cols, a_)
+        for a in range(k):
+            acc = t[i, a]
+            for j in range(s):
+                acc -= W[i, a, j] * a_[j]
+            rhs[a] = acc
+        back_substitute(Ls[i], rhs, k, ud)
+        for a in range(k):
+            qdd[cols[a]] = ud[a]
+            a_[rows[a]] += ud[a]
+        for j in range(s):
+            parent[j] = a_[j]
+        sp = s
+    return qdd
+
+
+@kernel
+def inverse(table, F, smax, q, qd, qdd, gravity):
+    """M q̈ + h(q, q̇) + G(q) by the recursive Newton–Euler algorithm, shape (n_dof,)."""
+    n = table.shape[0]
+    A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
+    f = np.zeros((n, smax))
+    M = np.zeros((smax, smax))
+    b = np.zeros(smax)
+    work = np.zeros((6, smax))
+    none = np.zeros((0, 0))
+    rows = np.empty(smax, dtype=np.int64)
+    cols = np.empty(smax, dtype=np.int64)
+    parent = base_acceleration(gravity, smax)
+    a_ = np.empty(smax)
+    sp = 6
+    for i in range(n):
+        row = table[i]
+        s = row.size
+        enter(row, i, A[i], parent, c[i], sp, rows, cols, a_)
+        for j in range(1 + row.m):
+            a_[rows[j]] += qdd[cols[j]]
+        body(row, F, i, q, qd, nu[i], True, M, b, work)
+        for r in range(s):
+            acc = b[r]
+            for j in range(s):
+                acc += M[r, j] * a_[j]
+            f[i, r] = acc
+        if row.has_payload:
+            payload_terms(row, F, i, s, P_end, V_end, c_end, none, f[i], a_)
+        for j in range(s):
+            parent[j] = a_[j]
+        sp = s
+    out = np.zeros(q.size)
+    for i in range(n - 1, -1, -1):
+        row = table[i]
+        joint_rows(row, i, rows, cols)
+        for a in range(1 + row.m):
+            acc = f[i, rows[a]]
+            for c_ in range(1 + row.m):
+                acc += armature(row, F, a, c_) * qdd[cols[c_]]
+            out[cols[a]] = acc
+        if i > 0:
+            add_transposed(A[i], f[i], table[i - 1].size, f[i - 1])
+    gravity_correction(table, F, q, A, gravity, out)
+    return out
+
+
+@kernel
+def mass(table, F, smax, q):
+    """M(q) by the composite-rigid-body algorithm, shape (n_dof, n_dof)."""
+    n = table.shape[0]
+    zero = np.zeros(q.size)
+    A, P_end, nu, _, V_end, c_end = kinematics_pass(table, F, q, zero, smax)
+    IC, _ = inertias(table, F, q, zero, smax, nu, P_end, V_end, c_end, False)
+    for i in range(n - 1, 0, -1):
+        congruence_add(A[i], IC[i, :6, :6].copy(), table[i - 1].size, IC[i - 1])
+    out = np.zeros((q.size, q.size))
+    rows = np.empty(smax, dtype=np.int64)
+    cols = np.empty(smax, dtype=np.int64)
+    rj = np.empty(smax, dtype=np.int64)
+    cj = np.empty(smax, dtype=np.int64)
+    force = np.empty((smax, smax - 5))
+    up = np.empty((smax, smax - 5))
+    for i in range(n):
+        row = table[i]
+        s, k = row.size, 1 + row.m
+        joint_rows(row, i, rows, cols)
+        for a in range(s):  # IC S: the force per unit ü_i, body i's axes
+            for b_ in range(k):
+                force[a, b_] = IC[i, a, rows[b_]]
+        for a in range(k):
+            for b_ in range(a, k):
+                value = 0.5 * (force[rows[a], b_] + force[rows[b_], a])
+                value += armature(row, F, a, b_)
+                out[cols[a], cols[b_]] = out[cols[b_], cols[a]] = value
+        for j in range(i - 1, -1, -1):
+            for a in range(table[j].size):  # to body j's ν
+                for b_ in range(k):
+                    acc = 0.0
+                    for r in range(6):
+                        acc += A[j + 1, r, a] * force[r, b_]
+                    up[a, b_] = acc
+            joint_rows(table[j], j, rj, cj)
+            for a in range(1 + table[j].m):
+                for b_ in range(k):
+                    out[cj[a], cols[b_]] = out[cols[b_], cj[a]] = up[rj[a], b_]
+            for a in range(6):
+                for b_ in range(k):
+                    force[a, b_] = up[a, b_]
+    return out
+
+
+@kernel
+def rates(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, composite):
+    """The state derivative of a simulation, (q̇, q̈, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c), in one call.
+
+    ``x = (q, q̇, …)``; the applied forces B(τ + τ_c) − D q̇ − K q with Coulomb
+    friction τ_c = −F_c tanh(u/ε) on the actuated rates u = Bᵀq̇ (ε ≤ 0: −F_c sign u).
+    ``composite``: q̈ from M (composite-rigid-body) and its Cholesky factor, else the
+    articulated-body :func:`forward`. Constant B, D, K only (no translating link).
+    """
+    n = B.shape[0]
+    q = x[:n].copy()
+    qd = x[n : 2 * n].copy()
+    u = B.T @ qd
+    friction = np.empty(u.size)
+    for j in range(u.size):
+        if coulomb[j] == 0.0:
+            friction[j] = 0.0
+        elif epsilon > 0.0:
+            friction[j] = -coulomb[j] * np.tanh(u[j] / epsilon)
+        else:
+            friction[j] = -coulomb[j] * np.sign(u[j])
+    Dqd = D @ qd
+    applied = B @ (tau + friction) - Dqd - K @ q
+    if composite:
+        qdd = cholesky_solve(
+            mass(table, F, smax, q), applied - inverse(table, F, smax, q, qd, 0.0 * q, gravity)
+        )
+    else:
+        qdd = forward(table, F, smax, q, qd, applied, gravity)
+    out = np.empty(2 * n + 2)
+    out[:n] = qd
+    out[n : 2 * n] = qdd
+    out[2 * n] = u @ tau
+    out[2 * n + 1] = qd @ Dqd - u @ friction
+    return out
+
+
+@kernel
+def rates_jacobian(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, composite):
+    """(∂ẋ/∂x, ∂ẋ/∂τ) of :func:`rates` by central differences inside one call.
+
+    Steps h = ε^(1/3) max(|x_j|, 1) (x_j in metres, radians or their rates):
+    truncation error ~h² f‴, round-off ~ε f/h, both ~5e-11 of the scale of ẋ for
+    smooth dynamics, more near a Coulomb reversal (curvature ~1/ε_c²) where an
+    implicit integrator's Newton iteration needs only a few digits. The work
+    columns (the last two states) are zero: ẋ does not depend on them.
+    """
+    size, n = x.size, B.shape[0]
+    z = np.concatenate((x, tau))  # the state and the inputs, differenced alike
+    Jz = np.zeros((size, z.size))
+    step = np.cbrt(np.finfo(np.float64).eps)
+    for j in range(z.size):
+        if 2 * n <= j < size:
+            continue  # the work columns: ẋ does not depend on them
+        h = step * max(abs(z[j]), 1.0)
+        value = z[j]
+        z[j] = value + h
+        up = rates(table, F, smax, z[:size], z[size:], B, D, K, coulomb, epsilon, gravity, composite)
+        z[j] = value - h
+        down = rates(table, F, smax, z[:size], z[size:], B, D, K, coulomb, epsilon, gravity, composite)
+        z[j] = value
+        for i in range(size):
+            Jz[i, j] = (up[i] - down[i]) / (2.0 * h)
+    return Jz[:, :size].copy(), Jz[:, size:].copy()
