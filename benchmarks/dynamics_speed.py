@@ -9,8 +9,9 @@ lumped two-link arm (``core.arm.presets.lumped_two_link``), the space arm (AMM, 
 modes per plane, 15 DOF) and planar chains of n flexible links (AMM, 2 modes,
 3n DOF), with exponents p of time ∝ n^p fitted over the chains with n ≥ 8.
 Columns: the compiled engine (:mod:`core.dynamics.compiled`, the default) with both
-solvers, the numpy engine (``compiled=False``, composite solve) for the
-before/after ratio in one run, and — when Pinocchio is installed (``pip
+solvers, the numpy oracle (``compiled=False``: h from the Christoffel symbols of the
+complex-step ∂M/∂q, composite solve — the independent check the tests compare the kernels
+with, not a fast path: n complex passes per call), and — when Pinocchio is installed (``pip
 install -e ".[bench]"``) — its ``aba`` and ``crba`` on a rigid chain of as many
 revolute links as the arm has coordinates (a compiled C++ rigid-body library:
 the speed a flexible arm of that size could aim at).
@@ -65,7 +66,7 @@ def per_call(function, model, budget: float) -> float:
 
 
 def numpy_twin(model):
-    """The same model on the numpy engine (``compiled=False``), or None where that option is missing."""
+    """The same model on the numpy oracle (``compiled=False``), or None where that option is missing."""
     try:
         return model.replace(compiled=False)
     except TypeError:
@@ -145,7 +146,7 @@ def main() -> None:
     keys = ("recursive", "composite", "mass_matrix", "numpy", "aba", "crba")
     print(f"checkout: {Path.cwd()}\n")
     print(
-        "| arm | DOF | fd recursive [µs] | fd composite [µs] | mass_matrix [µs] | fd numpy engine [µs] "
+        "| arm | DOF | fd recursive [µs] | fd composite [µs] | mass_matrix [µs] | fd numpy oracle [µs] "
         "| Pinocchio aba [µs] | Pinocchio crba [µs] | recursive / aba | numpy / recursive |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
