@@ -21,7 +21,7 @@ that checkout's code (solvers it lacks are shown as "—"). Before the compiled
 engine (2-core machine, medians, one thread) the space arm's ``forward_dynamics``
 took 740 µs and its ``mass_matrix`` 671 µs (Pinocchio ``aba``, 15 links: 4.25 µs),
 the 32-link planar chain's ``forward_dynamics`` 127 ms, time ∝ n^2.9–3.6; the
-compiled engine's figures are in docs/ARCHITECTURE.md.
+compiled engine's figures are what this script prints.
 """
 
 from __future__ import annotations
