@@ -38,6 +38,7 @@ _EXPORTS = {
     "Cycloidal": "core.analysis.trajectories",
     "ParabolicBlend": "core.analysis.trajectories",
     "InputError": "core.numerics.validation",
+    "EquilibriumError": "core.analysis.equilibrium",
 }
 
 
@@ -67,6 +68,7 @@ __all__ = [
     "Cycloidal",
     "Damping",
     "Decoupling",
+    "EquilibriumError",
     "FeedForward",
     "InputError",
     "Joint",

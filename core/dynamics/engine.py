@@ -468,6 +468,9 @@ class ChainModel(Model):
         return q
 
     def mass_matrix(self, q) -> np.ndarray:
+        q = self._check(q)
+        if self.compiled is not None and not np.iscomplexobj(q):  # the hot path, one call
+            return self.compiled.mass(np.asarray(q, dtype=float))
         return self._term(q, "M", oracle.mass_batch)
 
     def gravity_forces(self, q) -> np.ndarray:

@@ -457,6 +457,22 @@ class Model(ABC):
         """∂G/∂q, the Hessian of the gravitational potential, shape (n_dof, n_dof)."""
         return complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
 
+    def equilibrium(self, q=None, joints: Literal["locked", "free"] = "locked", tau=None, tol: float = 1e-10):
+        """The static equilibrium under gravity, elastic forces and joint torques ``tau``, from
+        ``q`` (default :meth:`home`): Newton's method on the analytic tangent stiffness.
+        ``"locked"`` holds the motor angles Bᵀq at their values in ``q`` whatever the frame (the
+        deflections and, for pinned frames, the link angles settle); ``"free"`` lets every
+        coordinate settle under ``tau``. Returns a
+        :class:`~core.analysis.equilibrium.Equilibrium` (``q``, the holding ``torques``, the
+        relative ``residual``, ``iterations``); raises
+        :class:`~core.analysis.equilibrium.EquilibriumError` (with ``q`` where it stopped) if it
+        does not converge to ``tol``. Module :mod:`core.analysis.equilibrium` states the
+        equations."""
+        from core.analysis.equilibrium import static_equilibrium
+
+        q, _ = self._state(self.home() if q is None else q)
+        return static_equilibrium(self, q, joints, tau, tol)
+
     # -- linear analyses ----------------------------------------------------
     def linearize(self, q0, qd0=None, tau0=None) -> tuple[np.ndarray, np.ndarray]:
         """State-space matrices of ẋ = f(x, τ) about (q0, q̇0, τ0), x = (q, q̇).
