@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import types
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
@@ -50,7 +51,7 @@ def _number(value: int | float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
-class _Bound:
+class _Bound(ABC):
     """The pydantic hooks of an ``Annotated`` bound: its ``_check`` runs on the value after
     pydantic's own validation (with :attr:`before`, before it), and the JSON schema shows
     what ``_schema`` returns (``maximum``, say)."""
@@ -71,11 +72,13 @@ class _Bound:
         found.update(self._schema())
         return found
 
+    @abstractmethod
     def _check(self, value: Any) -> Any:
-        raise NotImplementedError
+        """The value, or ValueError with the refusal."""
 
+    @abstractmethod
     def _schema(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """What the bound adds to the field's JSON schema."""
 
 
 @dataclass(frozen=True)
