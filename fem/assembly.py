@@ -128,6 +128,7 @@ def element_basis(nodes: np.ndarray, bc: Literal["clamped", "pinned"]) -> BeamBa
         deformations=relative.operator(free),
         deformation_stiffness=deformation_stiffness,
         slope_gram=_slope_gram(nodes, free),
+        breaks=nodes,
     )
 
 

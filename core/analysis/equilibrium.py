@@ -94,6 +94,9 @@ def static_equilibrium(
         return N.T @ (model.gravity_forces(q) + model.elastic_forces(q) - drive)
 
     loads = [N.T @ model.gravity_forces(q0), N.T @ model.elastic_forces(q0), N.T @ drive]
+    # The gravity load per radian (m g L of a hanging link, whose own load is round-off there)
+    # keeps the scale meaningful where the loads themselves vanish.
+    loads.append(N.T @ np.abs(model.gravity_stiffness(q0)) @ np.ones(model.n_dof))
     scale = max(float(np.max(np.abs(load), initial=0.0)) for load in loads)
     q, r = q0.copy(), residual(q0)
     size = float(np.max(np.abs(r), initial=0.0))
@@ -121,10 +124,16 @@ def static_equilibrium(
                 break
             step = step / 2
         else:
+            floor = _round_off_floor(model, N, q) / scale
+            hint = (
+                f"; that is the round-off floor of the residual here (~{floor:.1g}: elastic forces "
+                f"K q of a stiff mesh), ask for tol above it"
+                if size / scale <= 10 * floor
+                else "; no stable equilibrium nearby?"
+            )
             raise EquilibriumError(
                 f"equilibrium ({joints} joints): no step along Newton's direction reduces the "
-                f"residual at iteration {iteration} (relative residual {size / scale:.3g}; no "
-                "stable equilibrium nearby?)",
+                f"residual at iteration {iteration} (relative residual {size / scale:.3g}{hint})",
                 q,
                 size / scale,
             )
@@ -136,3 +145,10 @@ def static_equilibrium(
         q,
         size / scale,
     )
+
+
+def _round_off_floor(model, N: np.ndarray, q: np.ndarray) -> float:
+    """The size of the residual's round-off: ε times the magnitudes summed into it,
+    max |Nᵀ| (|K| |q| + |G|) (the elastic forces K q of a fine mesh cancel from entries ~EI/h³)."""
+    magnitudes = np.abs(model.elastic_stiffness(q)) @ np.abs(q) + np.abs(model.gravity_forces(q))
+    return float(np.finfo(float).eps * np.max(np.abs(N.T) @ magnitudes))

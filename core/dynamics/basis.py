@@ -76,6 +76,10 @@ class BeamBasis(_Functions):
         the basis (element bases: per element). None: :func:`slope_products` integrates
         ``evaluate`` by composite Gauss quadrature. Geometric stiffening needs it (the
         axial foreshortening u(s) = −½ δᵀ H(s) δ, H(s) = ∫₀ˢ φ'φ'ᵀ).
+    breaks : ndarray, optional
+        Increasing positions 0 = s₀ < … < s_E = L between which every φ is a cubic polynomial
+        (element bases: the nodes). The stiffened kinetic energy is then integrated exactly
+        element by element (:mod:`core.dynamics.foreshortening`); None: on fine panels.
 
     Representation contract (what a consumer may assume)
     ----------------------------------------------------
@@ -112,6 +116,7 @@ class BeamBasis(_Functions):
     deformations: Any = field(default=None, repr=False)
     deformation_stiffness: Any = field(default=None, repr=False)
     slope_gram: Callable[[tuple, float], Any] | None = field(default=None, repr=False)
+    breaks: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.frame not in FRAMES:

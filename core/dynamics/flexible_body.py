@@ -183,6 +183,13 @@ class FlexibleBody(_Planes):
             for name, X in (("P1", P1), ("P2", P2), ("H", H))
         }
 
+    @cached_property
+    def foreshortening_points(self):
+        """The mass measure of the Gram terms (:class:`~core.dynamics.foreshortening.ForeshorteningPoints`)."""
+        from core.dynamics.foreshortening import foreshortening_points
+
+        return foreshortening_points(self.basis, self._rho, self._positions, self._masses)
+
     def axial_first(self, delta: np.ndarray) -> np.ndarray:
         """−P₁δ (…, m): the axial row of A(δ) = ∂S₁/∂δ (zero without stiffening)."""
         if not self.stiffening:
@@ -249,6 +256,8 @@ class FlexibleBody(_Planes):
         M = np.zeros((batch, 6 + m, 6 + m), dtype=dtype)
         A = self.first_moment_jacobian(delta)
         _floating_blocks(M, self.mass, S1, A, inertia, coupling, self.M_δδ)
+        if self.stiffening:
+            _add_gram_terms(M, self, delta)
         return M
 
     def gravity_wrench(self, delta: np.ndarray, g_body: np.ndarray) -> np.ndarray:
@@ -262,6 +271,23 @@ class FlexibleBody(_Planes):
         else:
             A_T_g = g_body @ self.A
         return np.concatenate([self.mass * g_body, np.cross(S1, g_body), A_T_g], axis=1)
+
+
+def _add_gram_terms(M: np.ndarray, body: FlexibleBody, delta: np.ndarray) -> None:
+    """Add to M_b (B, 6 + m, 6 + m) the foreshortening terms beyond second order that make it
+    the Gram form ∫ J_pᵀ J_p dm (:mod:`core.dynamics.foreshortening`)."""
+    from core.dynamics.foreshortening import gram_terms
+
+    planes = [body.plane(delta, a) for a in range(2)]
+    dQxx, dQxa, dM, W = gram_terms(body.foreshortening_points, planes, body.plane_columns, body.n_coordinates)
+    M[:, 4, 4] += dQxx
+    M[:, 5, 5] += dQxx
+    for a in range(2):
+        M[:, 3, 4 + a] -= dQxa[:, a]
+        M[:, 4 + a, 3] -= dQxa[:, a]
+    M[:, 3:6, 6:] += dM
+    M[:, 6:, 3:6] += np.swapaxes(dM, 1, 2)
+    M[:, 6:, 6:] += W
 
 
 def _rotational_inertia(axial: np.ndarray, b: np.ndarray, lateral: list) -> np.ndarray:

@@ -46,6 +46,16 @@ def composite_gauss(edges: np.ndarray, points: int) -> tuple[np.ndarray, np.ndar
 
 
 @lru_cache(maxsize=64)
+def gauss_legendre(points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only Gauss–Legendre nodes and weights on [−1, 1] (``points`` points: exact to degree
+    2·points − 1), for rules on intervals that move (e.g. [segment start, point])."""
+    x, w = np.polynomial.legendre.leggauss(points)
+    x.setflags(write=False)
+    w.setflags(write=False)
+    return x, w
+
+
+@lru_cache(maxsize=64)
 def panel_rule(panels: int, points: int = POINTS_PER_PANEL) -> tuple[np.ndarray, np.ndarray]:
     """Read-only composite Gauss rule of ``points`` points on each of ``panels`` equal panels of [0, 1]."""
     nodes, weights = composite_gauss(np.linspace(0.0, 1.0, panels + 1), points)

@@ -32,6 +32,7 @@ from core.dynamics.compiled.jit import kernel
 from core.dynamics.compiled.kinematics import complex_configuration, root_rotation
 from core.dynamics.compiled.layout import at, free_length_step
 from core.dynamics.compiled.linalg import add_transposed, congruence_add, cross_add, gyroscopic, matvec
+from core.dynamics.compiled.stiffening import gram_inertia
 from core.numerics.derivatives import COMPLEX_STEP
 
 
@@ -156,6 +157,15 @@ def beam_body(F, row, q, qd, nu, want_force, M, b, work):
 
 
 @kernel
+def beam_inertia(F, row, q, qd, nu, want_force, M, b, work):
+    """:func:`beam_body`, and for a stiffened link the terms beyond second order that make its
+    M_b the Gram form (:func:`~core.dynamics.compiled.stiffening.gram_inertia`)."""
+    beam_body(F, row, q, qd, nu, want_force, M, b, work)
+    if row.stiffening:
+        gram_inertia(F, row, q, qd, nu, want_force, M, b)
+
+
+@kernel
 def body(row, F, i, q, qd, nu, want_force, M, b, work):
     """Fill M[:s, :s] with M_i of body i (its axes; a tilted link's: its link axes) and, if
     ``want_force``, b[:s] with Ṁ ν + g(ν, M ν) − (0, 0, ∂T/∂δ) (FlexibleBody.mass_matrix;
@@ -171,7 +181,7 @@ def body(row, F, i, q, qd, nu, want_force, M, b, work):
     elif row.tilted:
         tilted_body(F, row, q, qd, nu, want_force, M, b, work)
     elif row.flexible:
-        beam_body(F, row, q, qd, nu, want_force, M, b, work)
+        beam_inertia(F, row, q, qd, nu, want_force, M, b, work)
     else:
         oR = row.o_rigid
         for a in range(6):
@@ -247,7 +257,7 @@ def tilted_body(F, row, q, qd, nu, want_force, M, b, work):
         rate[3 + a] += E[0, a] * turn[0] + E[1, a] * turn[1] + E[2, a] * turn[2]
     for k in range(m):
         nu_b[6 + k] = nu[6 + k]
-    beam_body(F, row, q, qd, nu_b, want_force, M, b, work)
+    beam_inertia(F, row, q, qd, nu_b, want_force, M, b, work)
     if want_force:
         p = np.zeros(6)
         matvec(M, nu_b, 6, s, p)

@@ -221,6 +221,15 @@ def _pack_beam(model, i: int, row, body, buffer: _Buffer) -> None:
         blocks = body.foreshortening
         row["stiffening"] = True
         row["o_P1"], row["o_P2"], row["o_H"] = put(blocks["P1"]), put(blocks["P2"]), put(tip.foreshortening)
+        points = body.foreshortening_points  # the Gram terms' mass measure (core.dynamics.foreshortening)
+        row["fs_segments"], row["fs_points"], row["fs_width"] = (
+            points.gram.shape[0],
+            points.mass.size,
+            points.width,
+        )
+        row["o_fs_support"], row["o_fs_gram"] = put(points.support), put(points.gram)
+        row["o_fs_segment"], row["o_fs_mass"] = put(points.segment), put(points.mass)
+        row["o_fs_values"], row["o_fs_partial"] = put(points.values), put(points.partial)
 
 
 def compile_chain(model) -> CompiledChain:
