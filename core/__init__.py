@@ -38,7 +38,9 @@ _EXPORTS = {
     "Cycloidal": "core.analysis.trajectories",
     "ParabolicBlend": "core.analysis.trajectories",
     "InputError": "core.numerics.validation",
+    "Equilibrium": "core.analysis.equilibrium",
     "EquilibriumError": "core.analysis.equilibrium",
+    "NamedStateSpace": "core.analysis.state_space",
 }
 
 
@@ -68,6 +70,7 @@ __all__ = [
     "Cycloidal",
     "Damping",
     "Decoupling",
+    "Equilibrium",
     "EquilibriumError",
     "FeedForward",
     "InputError",
@@ -75,6 +78,7 @@ __all__ = [
     "Link",
     "LumpedMass",
     "Model",
+    "NamedStateSpace",
     "ParabolicBlend",
     "Payload",
     "SimulationError",

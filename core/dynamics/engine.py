@@ -340,6 +340,7 @@ class ChainModel(Model):
 
         if count is None:
             raise ValueError("method 'structured' needs count, the number of lowest frequencies")
+        q = getattr(q, "q", q)  # an Equilibrium: its configuration (as Model.natural_frequencies)
         if self.translating:
             raise ValueError("method 'structured' does not handle translating links")
         count = check.integer(count, "", "count", minimum=1)

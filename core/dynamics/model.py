@@ -477,17 +477,25 @@ class Model(ABC):
     def linearize(self, q0, qd0=None, tau0=None) -> tuple[np.ndarray, np.ndarray]:
         """State-space matrices of ẋ = f(x, τ) about (q0, q̇0, τ0), x = (q, q̇).
 
+        ``q0``: a configuration or an :class:`~core.analysis.equilibrium.Equilibrium` (its q,
+        and its holding torques as τ0 unless ``tau0`` is given); τ0 defaults to zero.
+
         Returns
         -------
         A : ndarray, shape (2 n_dof, 2 n_dof)
         B : ndarray, shape (2 n_dof, n_joints)
 
-        At rest (q̇0 = 0) the result is exact: A = [[0, 1], [−M⁻¹(K + ∂G/∂q +
-        Σ_k ∂M/∂q_k q̈0 e_kᵀ), −M⁻¹D]] (C q̇ is quadratic in q̇). At q̇0 ≠ 0 it
-        uses central differences of the exact dynamics (relative step
-        :data:`LINEARIZE_STEP`). Coulomb friction is not differentiable at rest
-        and is left out of both.
+        At rest (q̇0 = 0) the result is exact: A = [[0, 1], [−M⁻¹K_t, −M⁻¹D]] with the tangent
+        stiffness K_t of :meth:`tangent_stiffness` at q̈0 (zero at an equilibrium); C q̇ is
+        quadratic in q̇ and D q̇ vanishes with q̇. At q̇0 ≠ 0 it uses central differences of the
+        exact dynamics (relative step :data:`LINEARIZE_STEP`). Coulomb friction is not
+        differentiable at rest and is left out of both. :meth:`state_space` adds names and
+        outputs.
         """
+        from core.analysis.equilibrium import Equilibrium
+
+        if isinstance(q0, Equilibrium):
+            q0, tau0 = q0.q, q0.torques if tau0 is None else tau0
         q0, qd0 = self._state(q0, qd0)
         tau0 = np.zeros(self.n_joints) if tau0 is None else np.asarray(tau0, dtype=float)
         n = self.n_dof
@@ -497,9 +505,7 @@ class Model(ABC):
         A[:n, n:] = np.eye(n)
         if not np.any(qd0):
             qdd0 = self.forward_dynamics(q0, qd0, tau0, friction=False)
-            dM = self.mass_matrix_derivatives(q0)
-            stiffness = self.elastic_stiffness(q0) + self.gravity_stiffness(q0) + (dM @ qdd0).T
-            A[n:, :n] = -np.linalg.solve(M, stiffness)
+            A[n:, :n] = -np.linalg.solve(M, self.tangent_stiffness(q0, qdd0, tau0))
             A[n:, n:] = -np.linalg.solve(M, self.damping_matrix(q0))
         else:
             A[n:] = central_difference_jacobian(
@@ -511,6 +517,38 @@ class Model(ABC):
         B_ss[n:] = np.linalg.solve(M, B)
         return A, B_ss
 
+    def tangent_stiffness(self, q, qdd=None, tau=None) -> np.ndarray:
+        """K_t = ∂²V_e/∂q² + ∂G/∂q + Σ_k ∂M/∂q_k q̈ e_kᵀ − ∂(B τ)/∂q, shape (n_dof, n_dof): the
+        Jacobian in q of the rest forces M(q) q̈ + G(q) + ∂V_e/∂q − B(q) τ at fixed q̈ and τ
+        (default zero), the stiffness of the equations of motion linearized at rest. q̈ = 0 at
+        a static equilibrium; the last term, central differences of B(q)τ, is exactly zero
+        for a constant B (both backends: joint rows identity, flexible rows φ'(0))."""
+        q, _ = self._state(q)
+        stiffness = self.elastic_stiffness(q) + self.gravity_stiffness(q)
+        if qdd is not None and np.any(qdd):
+            stiffness = stiffness + (self.mass_matrix_derivatives(q) @ np.asarray(qdd, dtype=float)).T
+        if tau is not None and np.any(tau):
+            tau = np.asarray(tau, dtype=float)
+            stiffness = stiffness - central_difference_jacobian(lambda x: self.input_matrix(x) @ tau, q)
+        return stiffness
+
+    def state_space(self, q=None, outputs=("joints",), tau=None):
+        """The linear model about (q, q̇ = 0, τ) as a :class:`scipy.signal.StateSpace` with
+        names (:class:`core.analysis.state_space.NamedStateSpace`): x = (q, q̇) (states
+        ``model.coordinates`` and ``<name>_dot``), inputs the joint torques ``tau_1``…, outputs
+        from the specifications ``outputs``: ``"joints"`` (motor angles Bᵀq), ``"joint_coordinates"``
+        (q_r), ``"tip"``, ``"tip_deflection"``, ``("deflection", link, s)``; D = 0.
+
+        ``q``: a configuration (default :meth:`home`) or an
+        :class:`~core.analysis.equilibrium.Equilibrium` (its holding torques as τ unless ``tau``
+        is given; τ defaults to zero). A RuntimeWarning if the point is not at rest (q̈0 ≠ 0).
+        Unknown outputs raise ValueError. Module :mod:`core.analysis.state_space` states the
+        equations.
+        """
+        from core.analysis.state_space import state_space
+
+        return state_space(self, q, outputs, tau)
+
     def natural_frequencies(
         self,
         q=None,
@@ -519,6 +557,9 @@ class Model(ABC):
         count: int | None = None,
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Undamped natural frequencies [rad/s] about configuration q, ascending.
+
+        ``q``: a configuration (default :meth:`home`) or an
+        :class:`~core.analysis.equilibrium.Equilibrium` (its q).
 
         ``"locked"``: the actuated coordinates Bᵀq are held (the motors hold
         the hubs; for clamped frames this is q_r fixed). ``"free"``: no joint
@@ -541,7 +582,9 @@ class Model(ABC):
             count = check.integer(count, "", "count", minimum=1)
             found = self.natural_frequencies(q, joints, vectors)
             return (found[0][:count], found[1][:, :count]) if vectors else found[:count]
-        q = self.home() if q is None else np.asarray(q, dtype=float)
+        from core.analysis.equilibrium import Equilibrium
+
+        q = q.q if isinstance(q, Equilibrium) else self.home() if q is None else q
         q, _ = self._state(q)
         M = self.mass_matrix(q)
         gravity = self.gravity_stiffness(q)
