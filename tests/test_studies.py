@@ -124,7 +124,10 @@ def _frequency_checks(results: pd.DataFrame) -> None:
             # Nested Ritz spaces: the error never grows; a mode the added shapes do not
             # couple to keeps its frequency, and then its error, to round-off (measured
             # 6e-16 apart on the azimuth-elevation arm's out-of-plane AMM mode).
-            assert errors[-1] <= errors[0] + 1e-14, errors
+            # About the equilibrium each case rests at its own sag, so the spaces are nested only
+            # up to the difference of the sags (measured: growth 9e-10 on agreement.toml).
+            slack = 1e-8 if (group.get("about", pd.Series(dtype=str)) == "equilibrium").any() else 1e-14
+            assert errors[-1] <= errors[0] + slack, errors
     if results["reference_source"].iloc[0].startswith("exact"):
         assert (results["rel_error"] > -1e-9).all()
     else:
@@ -742,7 +745,7 @@ def test_frequency_studies_pair_mode_shapes_by_mac(tmp_path):
     assert (finest["paired_mode"].astype(int) == finest["mode"]).all()
     flagged = table[table["flag"] != ""]
     assert len(flagged) == 1 and flagged.iloc[0]["flag"] == "MAC < 0.9"
-    assert float(flagged.iloc[0]["mac"]) == pytest.approx(0.768, abs=1e-3)
+    assert float(flagged.iloc[0]["mac"]) == pytest.approx(0.785, abs=1e-3)  # about the equilibrium
     assert "1 pairing(s) flagged" in (tmp_path / "a" / "summary.md").read_text()
 
 

@@ -1,11 +1,15 @@
-"""``frequencies``: natural frequencies at a configuration for every case, or along a sweep of
-a physical parameter (a joint variable or the payload mass) with the modes tracked by MAC.
+"""``frequencies``: natural frequencies at a configuration, or about the static equilibrium
+under gravity near it, for every case, or along a sweep of a physical parameter (a joint
+variable, the payload mass or the gravity scale) with the modes tracked by MAC.
 
 The kind's rooms: :mod:`~studies.kinds.frequencies.analysis` (the ``[analysis]`` schema, the
 swept parameter, one case's frequencies and their references),
-:mod:`~studies.kinds.frequencies.agreement` (mode shapes as fields, MAC pairing with the finest
-case, agreement tables), :mod:`~studies.kinds.frequencies.tracking` (modes tracked along a
-sweep, crossings and veerings) and :mod:`~studies.kinds.frequencies.figures` (its figures).
+:mod:`~studies.kinds.frequencies.rest` (where they are taken: ``analysis.about``, the
+equilibrium and its sag), :mod:`~studies.kinds.frequencies.agreement` (mode shapes as fields,
+MAC pairing with the finest case, agreement tables), :mod:`~studies.kinds.frequencies.tracking`
+(modes tracked along a sweep, crossings and veerings), :mod:`~studies.kinds.frequencies.validity`
+(a gravity-scale sweep: frequencies against gravity 0, clamped against pinned frames) and
+:mod:`~studies.kinds.frequencies.figures` (its figures).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from studies.kinds.frequencies.agreement import (
     sweep_agreement,
 )
 from studies.kinds.frequencies.analysis import (
+    GRAVITY_SCALE,
     FrequencyAnalysis,
     FrequencyCount,
     ModalAnalysis,
@@ -38,6 +43,13 @@ from studies.kinds.frequencies.analysis import (
     parameter_sweep,
     sweep_axis_label,
 )
+from studies.kinds.frequencies.bode import bode_table, bode_text, check_bode
+from studies.kinds.frequencies.rest import (
+    ABOUT_COLUMN,
+    EQUILIBRIUM,
+    about_text,
+    sag_columns,
+)
 from studies.kinds.frequencies.tracking import (
     events_text,
     mode_events,
@@ -46,6 +58,13 @@ from studies.kinds.frequencies.tracking import (
     tracked_table,
     tracking_summary,
     tracking_text,
+)
+from studies.kinds.frequencies.validity import (
+    base_point,
+    frame_table,
+    gravity_table,
+    gravity_text,
+    validity_text,
 )
 
 if TYPE_CHECKING:  # validating a config needs no pandas
@@ -76,6 +95,8 @@ class Frequencies(StudyKind):
         analysis.joint_values(arm)
         if isinstance(analysis, FrequencyAnalysis):
             parameter_sweep(arm, analysis)
+            if analysis.bode:
+                check_bode(arm, analysis.sweep_parameter)
 
     def run_case(self, arm, case, analysis):
         sweep = parameter_sweep(arm, analysis)
@@ -105,7 +126,9 @@ class Frequencies(StudyKind):
             key = ("sweep", arm, analysis, tuple(results["case"]), tuple(results["omega"]))
             if getattr(self, "_last_sweep", (None,))[0] != key:
                 steps = {
-                    int(row["case"]): sweep_fields(arm, Discretization.from_columns(row), analysis, sweep)[0]
+                    int(row["case"]): sweep_fields(
+                        arm, Discretization.from_columns(row), analysis, sweep, warn=False
+                    )[0]
                     for _, row in case_keys(results).iterrows()
                 }
                 table = sweep_agreement(results, steps, sweep, analysis.n_frequencies)
@@ -117,8 +140,13 @@ class Frequencies(StudyKind):
     def tables(self, results, arm, analysis):
         sweep = parameter_sweep(arm, analysis) if isinstance(analysis, FrequencyAnalysis) else None
         if sweep is not None:
+            frames = (
+                with_rows({}, {"frames along the sweep": frame_table(results, sweep.parameter)})
+                if (sweep.parameter == GRAVITY_SCALE)
+                else {}
+            )
             tables = with_rows(
-                {"tracking": tracking_summary(results, sweep.parameter)},
+                {**frames, "tracking": tracking_summary(results, sweep.parameter)},
                 {"crossings": mode_events(results, sweep.parameter)},
             )
             table = self._agreement(results, arm, analysis)
@@ -129,6 +157,10 @@ class Frequencies(StudyKind):
             "frequencies [rad/s]": per_case(results, "mode", "omega", "omega_"),
             "frequencies in hertz [Hz]": per_case(results, "mode", "hz", "hz_"),
         }
+        if sag_columns(results.columns):
+            keys = case_keys(results)
+            sag = results.drop_duplicates("case").set_index("case")[sag_columns(results.columns)]
+            tables["sag at the equilibrium"] = keys.join(sag, on="case")
         table = self._agreement(results, arm, analysis)
         if table is not None:
             tables["agreement"] = table
@@ -141,7 +173,10 @@ class Frequencies(StudyKind):
         from studies.kinds.frequencies.figures import frequency_error_plot, mode_shape_plot
 
         source = results["reference_source"].iloc[0]
-        text = [f"Natural frequencies [rad/s, and Hz], joints {analysis.joints}; reference: {source}."]
+        text = [
+            f"Natural frequencies [rad/s, and Hz], joints {analysis.joints}; reference: {source}.",
+            about_text(results, arm, analysis),
+        ]
         table = self._agreement(results, arm, analysis)
         reference = label_of(results[results["case"] == finest_case(results)].iloc[0])
         if table is not None:
@@ -153,7 +188,8 @@ class Frequencies(StudyKind):
             "Mode shapes in `mode_shapes.csv`: per case, mode and point (s [m] along the link, "
             f"{FIELD_POINTS} points per flexible link; s_arm [m] along the arm, links end to end) the "
             "deflection w (in-plane) and v (out-of-plane) across the undeformed link at the "
-            "configuration, from the displacement fields of `core.analysis.modes` (so they include the motion of "
+            + ("case's equilibrium" if results[ABOUT_COLUMN].iloc[0] == EQUILIBRIUM else "configuration")
+            + ", from the displacement fields of `core.analysis.modes` (so they include the motion of "
             "the link's root and jump where links meet at an angle). Normalization: each mode's "
             "field has unit mass-weighted norm Σ ρA Δs |u|² = 1 over the flexible links (so w, v are "
             "in 1/√kg) and its largest component positive."
@@ -170,6 +206,8 @@ class Frequencies(StudyKind):
                 text.append(
                     f"Frequency errors against the reference: ![frequency errors]({names[0]}) ([PDF]({names[1]}))"
                 )
+        if analysis.bode:
+            text.append(_bode_report(results, arm, analysis, folder, plots))
         return text
 
     def _sweep_report(
@@ -203,8 +241,12 @@ class Frequencies(StudyKind):
             f"Natural frequencies [rad/s, and Hz], joints {analysis.joints}, along {name} from "
             f"{sweep.values[0]:.6g} to {sweep.values[-1]:.6g} {unit} ({sweep.values.size} points"
             + (f"; {held}" if held else "")
-            + f"); reference: {source}."
+            + f"); reference: {source}.",
+            about_text(results, arm, analysis, name),
+            *_stopped_text(results, sweep),
         ]
+        if name == GRAVITY_SCALE:
+            text += _gravity_report(results, arm, sweep, folder, plots)
         tracked = tracked_table(results, name)
         tracked.to_csv(folder / "tracked_frequencies.csv", index=False)
         rigid = results["tracked_mode"].isna().any()
@@ -223,6 +265,59 @@ class Frequencies(StudyKind):
                 f"backend): ![campbell]({names[0]}) ([PDF]({names[1]}))"
             )
         return text
+
+
+def _stopped_text(results: pd.DataFrame, sweep: ParameterSweep) -> list[str]:
+    """A sentence naming the cases whose sweep stopped before its last point (none: nothing)."""
+    reached = results.groupby("case")["point"].max()
+    stopped = reached[reached < sweep.values.size]
+    if stopped.empty:
+        return []
+    named = [
+        f"{label_of(results[results['case'] == case].iloc[0])} after {sweep.parameter} = "
+        f"{sweep.values[point - 1]:.6g} (point {point} of {sweep.values.size})"
+        for case, point in stopped.items()
+    ]
+    return [
+        "Sweeps that stopped early (the model has no equilibrium or no frequencies at the next "
+        "point; the warnings say why): " + "; ".join(named) + "."
+    ]
+
+
+def _bode_report(
+    results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis, folder: Path, plots: bool
+) -> str:
+    """Writes bode.csv and, with ``plots``, the Bode diagram; returns the summary's paragraph."""
+    table, left_out = bode_table(results, arm, analysis)
+    table.to_csv(folder / "bode.csv", index=False)
+    names = None
+    if plots and not table.empty:
+        from studies.kinds.frequencies.figures import bode_plot
+
+        names = bode_plot(table, folder)
+    return bode_text(table, left_out, str(results[ABOUT_COLUMN].iloc[0]), names)
+
+
+def _gravity_report(
+    results: pd.DataFrame, arm: Arm, sweep: ParameterSweep, folder: Path, plots: bool
+) -> list[str]:
+    """The gravity-scale sweep's paragraphs: writes gravity_sweep.csv and, with ``plots``, its
+    figure (frequencies against gravity 0, clamped against pinned frames)."""
+    name = sweep.parameter
+    table, frames = gravity_table(results, name), frame_table(results, name)
+    table.to_csv(folder / "gravity_sweep.csv", index=False)
+    base = float(sweep.values[base_point(results, name) - 1])
+    text = [gravity_text(table, name, base), *([validity_text(frames, name)] if not frames.empty else [])]
+    if plots:
+        from studies.kinds.frequencies.figures import gravity_plot
+
+        names = gravity_plot(table, frames, name, sweep_axis_label(sweep, arm), base, folder)
+        text.append(
+            f"Frequencies against {name} relative to {name} = {base:g}"
+            + (", and the frame difference of the FEM pairs" if not frames.empty else "")
+            + f": ![gravity sweep]({names[0]}) ([PDF]({names[1]}))"
+        )
+    return text
 
 
 __all__ = [

@@ -21,6 +21,7 @@ from studies.discretizations import (
     normalize_columns,
 )
 from studies.kinds.frequencies.analysis import FrequencyAnalysis, ModalAnalysis, ParameterSweep
+from studies.kinds.frequencies.rest import at_rest, solvable
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -82,17 +83,20 @@ def case_modes(results: pd.DataFrame, arm: Arm, analysis: FrequencyAnalysis) -> 
     """Each case's modes (as many as its rows have) as :class:`CaseModes`, by case number.
 
     The fields are computed again here from each case's discretization (one eigen-solve
-    per case, the same as the run's).
+    per case, the same as the run's), where the run took them (``analysis.about``: the
+    configuration, or the case's equilibrium near it, whose link frames resolve w and v).
     """
     joints = analysis.joint_values(arm)
     count = int(results["mode"].max())
     modes = {}
     for _, row in case_keys(results).iterrows():
-        model, q = Discretization.from_columns(row).build_at(arm, joints)
-        with warnings.catch_warnings():
+        discretization = Discretization.from_columns(row)
+        model, q = discretization.build_at(arm, joints)
+        rest = at_rest(model, q, arm, analysis, discretization.label)
+        with warnings.catch_warnings(), solvable(rest, discretization.label):
             warnings.simplefilter("ignore")  # the run has reported them already
-            fields = mode_fields(model, q, analysis.joints, count)
-        w, v = bending_components(model, q, fields)
+            fields = mode_fields(model, rest.q, analysis.joints, count)
+        w, v = bending_components(model, rest.q, fields)
         modes[int(row["case"])] = CaseModes(
             fields, w, v, arc_length_along_arm(arm, joints, fields.links, fields.s)
         )
@@ -221,14 +225,19 @@ def sweep_agreement(
 ) -> pd.DataFrame:
     """:func:`agreement` at every point of the sweep: the ``count`` lowest modes of the
     finest case paired with every case's modes there; columns ``point`` and the parameter
-    after the sweep columns."""
+    after the sweep columns. A case whose sweep stopped early (``steps`` shorter than the
+    sweep) takes part up to where it stopped; the finest case is that of each point."""
     import pandas as pd
 
-    keys, reference = case_keys(results), finest_case(results)
+    keys = case_keys(results)
     rows = []
     for j, value in enumerate(sweep.values):
-        fields = {case: mine[j] for case, mine in steps.items()}
-        for row in agreement_rows(keys, fields, reference, count):
+        fields = {case: mine[j] for case, mine in steps.items() if j < len(mine)}
+        here = results[results["case"].isin(list(fields))]
+        if here.empty:
+            continue
+        present = keys[keys["case"].isin(list(fields))]
+        for row in agreement_rows(present, fields, finest_case(here), count):
             rows.append({**row, "point": j + 1, sweep.parameter: float(value)})
     frame = pd.DataFrame(rows)
     first = ["case", *discretization_columns(), "point", sweep.parameter]

@@ -173,3 +173,126 @@ def campbell_plot(
     axis.set_title(title + ("\nrigid-body modes (ω = 0) not drawn" if rigid_left_out else ""), fontsize=8)
     plots.figure_legend(figure, handles, labels, "lower", 2)
     return plots.save(figure, folder, stem)
+
+
+#: Modes drawn in the gravity-sweep figure (ω₁, ω₂).
+GRAVITY_PLOTTED_MODES = 2
+
+
+@plots.styled
+def gravity_plot(
+    table: pd.DataFrame,
+    frames: pd.DataFrame,
+    parameter: str,
+    xlabel: str,
+    base: float,
+    folder: Path,
+    stem: str = "gravity_sweep",
+) -> list[str]:
+    """Frequencies along a gravity-scale sweep: one panel per mode (the
+    :data:`GRAVITY_PLOTTED_MODES` lowest, frequency order) with ω_k / ω_k at ``base`` of every
+    case (colour by case, line style and marker by backend, thick to thin), and, when ``frames``
+    has rows, a panel with the frame difference |ω_pinned − ω_clamped| / ω_clamped [%] of each
+    FEM pair (colour by pair: elements and stiffening; line style by mode, after the backends').
+
+    ``table``: :func:`~studies.kinds.frequencies.validity.gravity_table`; ``frames``:
+    :func:`~studies.kinds.frequencies.validity.frame_table`; ``xlabel`` names the parameter.
+    """
+    modes = [m for m in range(1, GRAVITY_PLOTTED_MODES + 1) if f"ratio_{m}" in table]
+    cases = list(dict.fromkeys(table["case"]))
+    pairs = [] if frames.empty else list(frames.groupby(_pair_keys(frames), sort=True, dropna=False))
+    palette = plots.colours(len(cases) + len(pairs))
+    colour = dict(zip(cases, palette, strict=False))
+    line_widths = dict(zip(cases, plots.widths(len(cases), 2.6), strict=True))
+    panels = len(modes) + (1 if pairs else 0)
+    figure, axes = plots.panel_grid(1, panels, (plots.PAGE_WIDTH, 3.0), sharex=True)
+    handles, labels = [], []
+    for case in cases:
+        mine = table[table["case"] == case].sort_values("point")
+        first = mine.iloc[0]
+        style, marker = plots.backend_style(first["backend"]), plots.backend_marker(first["backend"])
+        for index, mode in enumerate(modes):
+            axes[0, index].plot(
+                mine[parameter], mine[f"ratio_{mode}"], linestyle=style, marker=marker, ms=3.0,
+                color=colour[case], lw=line_widths[case],
+            )  # fmt: skip
+        handles.append(Line2D([], [], color=colour[case], linestyle=style, marker=marker))
+        labels.append(label_of(first))
+    for index, mode in enumerate(modes):
+        axis = axes[0, index]
+        axis.set_title(f"mode {mode}", fontsize=8)
+        axis.set_ylabel(rf"$\omega_{{{mode}}}\,/\,\omega_{{{mode}}}$({parameter} = {base:g}) [–]")
+        axis.set_xlabel(xlabel)
+    if pairs:
+        _frame_panel(axes[0, -1], pairs, modes, parameter, palette[len(cases) :], xlabel)
+    plots.figure_legend(figure, handles, labels, "lower", min(len(labels), 4))
+    return plots.save(figure, folder, stem)
+
+
+def _pair_keys(frames: pd.DataFrame) -> list[str]:
+    return ["elements", *(["geometric_stiffening"] if "geometric_stiffening" in frames else [])]
+
+
+def _frame_panel(axis, pairs, modes: list[int], parameter: str, palette, xlabel: str) -> None:
+    """The frame-difference panel of :func:`gravity_plot`: one line per FEM pair and mode, with
+    its own legend (pairs by colour, modes by line style)."""
+    styles = {
+        mode: plots.LINE_STYLES[(len(plots.BACKENDS) + k) % len(plots.LINE_STYLES)]
+        for k, mode in enumerate(modes)
+    }
+    handles, labels = [], []
+    for (key, group), colour in zip(pairs, palette, strict=True):
+        key = key if isinstance(key, tuple) else (key,)
+        group = group.sort_values(parameter)
+        for mode in modes:
+            axis.plot(
+                group[parameter],
+                100 * group[f"frame_difference_{mode}"],
+                linestyle=styles[mode],
+                color=colour,
+            )
+        stiffened = len(key) > 1 and bool(key[1])
+        handles.append(Line2D([], [], color=colour))
+        labels.append(f"FEM x{key[0]}{' stiffened' if stiffened else ''}")
+    for mode in modes:
+        handles.append(Line2D([], [], color="k", linestyle=styles[mode]))
+        labels.append(f"mode {mode}")
+    axis.set_title("clamped against pinned frame", fontsize=8)
+    axis.set_ylabel(r"$|\omega_{pinned} - \omega_{clamped}|\,/\,\omega_{clamped}$ [%]")
+    axis.set_xlabel(xlabel)
+    axis.legend(handles, labels, fontsize=8, frameon=False)
+
+
+@plots.styled
+def bode_plot(table: pd.DataFrame, folder: Path, stem: str = "bode") -> list[str]:
+    """Bode diagram: gain [dB] (top) and phase [deg] (bottom) of each joint torque's response
+    (one column per input) against ω [rad/s] on a log axis, one line per case (colour by case,
+    line style by backend, thick to thin). ``table``:
+    :func:`~studies.kinds.frequencies.bode.bode_table`."""
+    inputs = list(dict.fromkeys(table["input"]))
+    cases = list(dict.fromkeys(table["case"]))
+    palette, line_widths = plots.case_styles(cases, 2.6)
+    figure, axes = plots.panel_grid(2, len(inputs), (plots.PAGE_WIDTH, 4.6), sharex=True)
+    handles, labels = [], []
+    for case in cases:
+        mine = table[table["case"] == case]
+        first = mine.iloc[0]
+        style = plots.backend_style(first["backend"])
+        for column, name in enumerate(inputs):
+            line = mine[mine["input"] == name]
+            for row, quantity in enumerate(("magnitude_db", "phase_deg")):
+                axes[row, column].semilogx(
+                    line["omega"], line[quantity], linestyle=style, color=palette[case], lw=line_widths[case]
+                )
+        handles.append(Line2D([], [], color=palette[case], linestyle=style))
+        labels.append(label_of(first))
+    output = table["output"].iloc[0]
+    for column, name in enumerate(inputs):
+        number = name.rsplit("_", 1)[-1]
+        axes[0, column].set_title(f"{output} / {name}", fontsize=8)
+        axes[0, column].set_ylabel(rf"gain |$w_{{tip}}$/$\tau_{{{number}}}$| [dB re 1 m/(N·m)]")
+        axes[1, column].set_ylabel("phase [deg]")
+        axes[1, column].set_xlabel("frequency ω [rad/s]")
+        plots.decade_ticks(axes[1, column], "x")
+    plots.figure_legend(figure, handles, labels, "lower", min(len(labels), 4))
+    return plots.save(figure, folder, stem)

@@ -11,8 +11,10 @@ import numpy as np
 from core.analysis.modes import ModeFields, mode_fields, track_modes, tracking_mac
 from core.arm import Arm
 from studies.discretizations import Case, Discretization, discretization_columns, label_of, normalize_columns
+from studies.kinds.base import caution
 from studies.kinds.frequencies.agreement import MAC_FLAG
 from studies.kinds.frequencies.analysis import FrequencyAnalysis, ParameterSweep, check_count
+from studies.kinds.frequencies.rest import POINT_FAILURES, Rest, at_rest, solvable
 
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
@@ -24,25 +26,52 @@ TRACKING_GUARD = 2
 
 
 def sweep_fields(
-    arm: Arm, discretization: Discretization, analysis: FrequencyAnalysis, sweep: ParameterSweep
-) -> tuple[list[ModeFields], int]:
-    """(the modes at every point of ``sweep``, the model's n_dof) for one discretization.
+    arm: Arm,
+    discretization: Discretization,
+    analysis: FrequencyAnalysis,
+    sweep: ParameterSweep,
+    warn: bool = True,
+) -> tuple[list[ModeFields], int, list[Rest]]:
+    """(the modes at every point of ``sweep``, the model's n_dof, the :class:`Rest` of every
+    point: where its modes are taken) for one discretization.
 
     At each point the model is built for that point's arm and configuration (as a
     study at that one configuration would: clamped-mass shapes take the distal load
-    there) and the lowest ``n_frequencies`` + :data:`TRACKING_GUARD` modes become fields
-    in link axes (:func:`core.analysis.modes.mode_fields`), so that a joint turning along the sweep
+    there), its modes are taken where ``analysis.about`` says (resolved for the study's
+    arm, so one value holds along the whole sweep) and the lowest ``n_frequencies`` +
+    :data:`TRACKING_GUARD` modes become fields in link axes
+    (:func:`core.analysis.modes.mode_fields`), so that a joint turning along the sweep
     does not by itself lower the MAC between neighbouring points.
+
+    A point where the model has no equilibrium or no frequencies ends the sweep of this
+    discretization: the lists hold the points before it, and a warning (``warn``) names the
+    point and the reason; at the first point it raises.
     """
     joints = analysis.joint_values(arm)
-    steps, n_dof = [], 0
-    for value in sweep.values:
+    steps, rests, n_dof = [], [], 0
+    label, name = discretization.label, sweep.parameter
+    for j, value in enumerate(sweep.values):
         model, q = discretization.build_at(*sweep.point(arm, joints, float(value)))
-        steps.append(
-            mode_fields(model, q, analysis.joints, analysis.n_frequencies + TRACKING_GUARD, axes="link")
-        )
+        where = f" at {name} = {value:.6g}"
+        try:
+            rest = at_rest(model, q, arm, analysis, label, where)
+            with solvable(rest, label, where):
+                fields = mode_fields(
+                    model, rest.q, analysis.joints, analysis.n_frequencies + TRACKING_GUARD, axes="link"
+                )
+        except POINT_FAILURES as error:
+            if not steps:
+                raise
+            if warn:
+                caution(
+                    f"analysis.sweep_parameter: the sweep of {label} stops at point {j} of "
+                    f"{sweep.values.size} ({name} = {sweep.values[j - 1]:.6g}): {error}"
+                )
+            break
+        steps.append(fields)
+        rests.append(rest)
         n_dof = model.n_dof
-    return steps, n_dof
+    return steps, n_dof, rests
 
 
 def tracked_identities(steps: list[ModeFields]) -> tuple[np.ndarray, np.ndarray]:
@@ -76,19 +105,22 @@ def sweep_rows(
     arm: Arm, case: Case, analysis: FrequencyAnalysis, sweep: ParameterSweep
 ) -> list[dict[str, Any]]:
     """Rows of one case along a sweep: one per point × mode (the ``n_frequencies`` lowest,
-    frequency order), with ``point`` (from 1), the parameter's value (column named after it),
-    ``tracked_mode`` (:func:`tracked_identities`; blank for a rigid-body mode) and
-    ``tracking_mac`` (MAC with the same tracked mode at the previous point)."""
-    steps, n_dof = sweep_fields(arm, case.discretization, analysis, sweep)
+    frequency order), with ``about``, ``point`` (from 1), the parameter's value (column named
+    after it), ``tracked_mode`` (:func:`tracked_identities`; blank for a rigid-body mode),
+    ``tracking_mac`` (MAC with the same tracked mode at the previous point) and, about an
+    equilibrium, its sag columns (:class:`~studies.kinds.frequencies.rest.Rest`); the points
+    :func:`sweep_fields` reached."""
+    steps, n_dof, rests = sweep_fields(arm, case.discretization, analysis, sweep)
     available = min(step.omega.size for step in steps)
     check_count(case, available, analysis)
     ids, macs = tracked_identities(steps)
     rows = []
-    for j, (value, step) in enumerate(zip(sweep.values, steps, strict=True)):
+    for j, (value, step, rest) in enumerate(zip(sweep.values, steps, rests, strict=False)):
         for m in range(min(analysis.n_frequencies, available)):
             rows.append(
                 {
                     **case.columns(),
+                    **rest.about_column,
                     "point": j + 1,
                     sweep.parameter: float(value),
                     "n_dof": n_dof,
@@ -97,6 +129,7 @@ def sweep_rows(
                     "hz": float(step.omega[m] / (2 * np.pi)),
                     "tracked_mode": int(ids[j, m]) if ids[j, m] else None,
                     "tracking_mac": float(macs[j, m]),
+                    **rest.sag,
                 }
             )
     return rows
