@@ -457,12 +457,22 @@ class Model(ABC):
         """∂G/∂q, the Hessian of the gravitational potential, shape (n_dof, n_dof)."""
         return complex_step_jacobian(self.gravity_forces, np.asarray(q, dtype=float))
 
-    def equilibrium(self, q=None, joints: Literal["locked", "free"] = "locked", tau=None, tol: float = 1e-10):
+    def equilibrium(
+        self,
+        q=None,
+        joints: Literal["locked", "free"] = "locked",
+        tau=None,
+        tol: float = 1e-10,
+        method: Literal["auto", "dense", "krylov"] = "auto",
+    ):
         """The static equilibrium under gravity, elastic forces and joint torques ``tau``, from
         ``q`` (default :meth:`home`): Newton's method on the analytic tangent stiffness.
         ``"locked"`` holds the motor angles Bᵀq at their values in ``q`` whatever the frame (the
         deflections and, for pinned frames, the link angles settle); ``"free"`` lets every
-        coordinate settle under ``tau``. Returns a
+        coordinate settle under ``tau``. ``method``: the Newton step from the tangent formed
+        (``"dense"``) or matrix-free (``"krylov"``: GMRES on tangent products, preconditioned
+        by the elastic stiffness; ``"auto"`` takes it for locked joints above
+        :data:`~core.analysis.equilibrium.KRYLOV_MINIMUM` coordinates). Returns a
         :class:`~core.analysis.equilibrium.Equilibrium` (``q``, the holding ``torques``, the
         relative ``residual``, ``iterations``); raises
         :class:`~core.analysis.equilibrium.EquilibriumError` (with ``q`` where it stopped) if it
@@ -471,7 +481,16 @@ class Model(ABC):
         from core.analysis.equilibrium import static_equilibrium
 
         q, _ = self._state(self.home() if q is None else q)
-        return static_equilibrium(self, q, joints, tau, tol)
+        return static_equilibrium(self, q, joints, tau, tol, method)
+
+    #: Whether :meth:`gravity_stiffness_product` is cheaper than forming ∂G/∂q (then
+    #: ``equilibrium(method="auto")`` takes matrix-free Newton steps on large models).
+    cheap_gravity_products = False
+
+    def gravity_stiffness_product(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """(∂G/∂q) v (here by forming ∂G/∂q; models with a cheaper directional derivative
+        override this and set :attr:`cheap_gravity_products`)."""
+        return self.gravity_stiffness(q) @ np.asarray(v, dtype=float)
 
     # -- linear analyses ----------------------------------------------------
     def linearize(self, q0, qd0=None, tau0=None) -> tuple[np.ndarray, np.ndarray]:

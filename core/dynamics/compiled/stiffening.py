@@ -90,37 +90,37 @@ def _segment_products(F, row, e, q, qd, which):
 
 
 @kernel
+def add_local_product(F, row, start, E, q, weight, out, offset):
+    """out[offset + plane a coordinates of segment E's support] += weight · X δ_a on that support,
+    for X the k × k block at F[start:] (a segment's G_e or a point's partial Gram), every plane."""
+    k, n = row.fs_width, row.m // row.planes
+    oS = row.o_fs_support + E * k
+    for a in range(row.planes):
+        base = a * n
+        for s in range(k):
+            value = 0.0
+            for t in range(k):
+                value += F[start + s * k + t] * q[row.column + base + int(F[oS + t])]
+            out[offset + base + int(F[oS + s])] += weight * value
+
+
+@kernel
 def add_h_sum(F, row, q, coeff, out, offset):
     """out[offset + plane a coordinates] += Σ_j coeff[j] h_j (h_j,a = H_j δ_a), through the
     segments: Σ_e (G_e δ) C_{>e} + Σ_j coeff_j partial_j δ, C_{>e} = Σ_{segment_j > e} coeff_j."""
     S, Q, k = row.fs_segments, row.fs_points, row.fs_width
-    n = row.m // row.planes
-    oS, oG, oE, oP = row.o_fs_support, row.o_fs_gram, row.o_fs_segment, row.o_fs_partial
+    oG, oE, oP = row.o_fs_gram, row.o_fs_segment, row.o_fs_partial
     per_segment = np.zeros(S)
     for j in range(Q):
         per_segment[int(F[oE + j])] += coeff[j]
     later = 0.0  # C_{>e}, built from the last segment down
     for e in range(S - 1, -1, -1):
         if later != 0.0:
-            for a in range(row.planes):
-                base = a * n
-                for s in range(k):
-                    value = 0.0
-                    for t in range(k):
-                        value += F[oG + (e * k + s) * k + t] * q[row.column + base + int(F[oS + e * k + t])]
-                    out[offset + base + int(F[oS + e * k + s])] += later * value
+            add_local_product(F, row, oG + e * k * k, e, q, later, out, offset)
         later += per_segment[e]
     for j in range(Q):
-        if coeff[j] == 0.0:
-            continue
-        E = int(F[oE + j])
-        for a in range(row.planes):
-            base = a * n
-            for s in range(k):
-                value = 0.0
-                for t in range(k):
-                    value += F[oP + (j * k + s) * k + t] * q[row.column + base + int(F[oS + E * k + t])]
-                out[offset + base + int(F[oS + E * k + s])] += coeff[j] * value
+        if coeff[j] != 0.0:
+            add_local_product(F, row, oP + j * k * k, int(F[oE + j]), q, coeff[j], out, offset)
 
 
 @kernel
@@ -153,13 +153,7 @@ def add_h_gram(F, row, q, M, offset):
         mass_in[E] += mu
         for x in range(m):
             local[x] = 0.0
-        for a in range(planes):
-            base = a * n
-            for s in range(k):
-                value = 0.0
-                for t in range(k):
-                    value += F[oP + (j * k + s) * k + t] * q[row.column + base + int(F[oS + E * k + t])]
-                local[base + int(F[oS + E * k + s])] += value
+        add_local_product(F, row, oP + j * k * k, E, q, 1.0, local, 0)
         for a in range(planes):
             for s in range(k):
                 if _padded(F, oS + E * k, s):
@@ -183,13 +177,7 @@ def add_h_gram(F, row, q, M, offset):
         # t = G_E δ on its support; M_{>E} (t tᵀ + t Pᵀ + P tᵀ)
         for x in range(m):
             t[x] = 0.0
-        for a in range(planes):
-            base = a * n
-            for s in range(k):
-                value = 0.0
-                for u in range(k):
-                    value += F[oG + (E * k + s) * k + u] * q[row.column + base + int(F[oS + E * k + u])]
-                t[base + int(F[oS + E * k + s])] += value
+        add_local_product(F, row, oG + E * k * k, E, q, 1.0, t, 0)
         weight = beyond[E]
         if weight != 0.0:
             for x in range(m):
