@@ -79,12 +79,15 @@ def execute_case(
     analysis_data: dict,
     blas_threads: int = 1,
     status_file: str | None = None,
+    warm_cases: list[Case] | None = None,
 ) -> dict[str, Any]:
     """Run one case with at most ``blas_threads`` BLAS threads; never raises (a failure
     is an outcome). Runs in workers too. What the case reports while it runs
-    (:func:`studies.progress.report`) goes to ``status_file``."""
+    (:func:`studies.progress.report`) goes to ``status_file``. ``warm_cases``: the study's
+    cases the kind's warm-up looks at (:func:`warm_cases`; default: this case alone)."""
     _load_blas()
-    warm_up = _warm_up(kind_name, blas_threads)
+    shown = [case] if warm_cases is None else warm_cases
+    warm_up = _warm_up(kind_name, blas_threads, arm_data, shown, analysis_data)
     start = time.perf_counter()
     started = datetime.now(UTC).isoformat()
     with (
@@ -134,7 +137,27 @@ def _load_blas() -> None:
 _WARM: set[str] = set()
 
 
-def _warm_up(kind_name: str, blas_threads: int) -> float | None:
+def warm_cases(arm: Arm, cases: list[Case]) -> list[Case]:
+    """What a kind's warm-up is shown of the study's ``cases``: the lightest and the heaviest
+    case (fewest and most coordinates, counted without building a model) of each backend, in
+    the order of ``cases``. The warm-up runs the light ones and learns from the heavy ones
+    which paths the study takes; a handful of cases, whatever the sweep's size, so every task
+    sent to a worker can carry them."""
+    chosen: dict[str, dict[str, Case]] = {}
+    for case in cases:
+        size = case.discretization.coordinates(arm)
+        ends = chosen.setdefault(case.discretization.backend, {"light": case, "heavy": case})
+        if size < ends["light"].discretization.coordinates(arm):
+            ends["light"] = case
+        if size > ends["heavy"].discretization.coordinates(arm):
+            ends["heavy"] = case
+    numbers = {c.number for ends in chosen.values() for c in ends.values()}
+    return [case for case in cases if case.number in numbers]
+
+
+def _warm_up(
+    kind_name: str, blas_threads: int, arm_data: dict, cases: list[Case], analysis_data: dict
+) -> float | None:
     """Run the kind's :meth:`~studies.kinds.base.StudyKind.warm_up` once per process, before the
     first case's clock starts, so that case's wall time does not carry the imports and the
     compiled kernels' loading (seconds) the others do not; returns its seconds (None when done
@@ -146,7 +169,8 @@ def _warm_up(kind_name: str, blas_threads: int) -> float | None:
     try:
         with threadpool_limits(limits=blas_threads, user_api="blas"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            KINDS[kind_name].warm_up()
+            kind = KINDS[kind_name]
+            kind.warm_up(Arm.from_dict(arm_data), cases, kind.analysis_schema.model_validate(analysis_data))
     except Exception:  # the case itself will meet and report the problem
         return None
     return time.perf_counter() - start
@@ -420,7 +444,10 @@ def run_study(
     def status_file(case: Case) -> str | None:
         return str(folder / "cases" / f"{case.number:04d}.progress") if progress else None
 
-    tasks = [(config.study.kind, arm_data, case, analysis_data, threads, status_file(case)) for case in todo]
+    warm = warm_cases(arm, cases)
+    tasks = [
+        (config.study.kind, arm_data, case, analysis_data, threads, status_file(case), warm) for case in todo
+    ]
     n_workers = workers or config.execution.workers
     outcomes = _run_cases(folder, config, tasks, n_workers, identities, finished, len(cases), progress)
     manifest = {

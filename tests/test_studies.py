@@ -321,11 +321,11 @@ def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path, monkey
     calls = []
     real = runner.execute_case
 
-    def interrupted(kind, arm, case, analysis, threads, status_file):
+    def interrupted(kind, arm, case, *rest):
         calls.append(case.number)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(kind, arm, case, analysis, threads, status_file)
+        return real(kind, arm, case, *rest)
 
     monkeypatch.setattr(runner, "execute_case", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -957,8 +957,8 @@ def test_the_first_case_of_a_worker_is_not_charged_for_the_warm_up(tmp_path, mon
     monkeypatch.setattr(runner, "_WARM", set())
     original = type(kind).warm_up
 
-    def warm_up(self) -> None:
-        original(self)
+    def warm_up(self, *args) -> None:
+        original(self, *args)
         clock.now += 100.0
 
     monkeypatch.setattr(type(kind), "warm_up", warm_up)

@@ -115,10 +115,18 @@ class StudyKind(ABC):
         a kind may add columns (e.g. per simulated second)."""
         return costs
 
-    def warm_up(self) -> None:
-        """Load what every case of this kind loads on first use (imports, compiled kernels), once
-        per worker process and before any case's clock starts (``wall_time_s`` then compares
-        cases, not which case came first in its worker). Default: nothing."""
+    def warm_up(self, arm: Arm, cases: list[Case], analysis: BaseModel) -> None:
+        """Load what every case of this study loads on first use (imports, compiled kernels), once
+        per worker process and before any case's clock starts, so the first case's
+        ``wall_time_s`` does not carry the loading the others do not (the cost table then compares
+        cases, not which case came first in its worker).
+
+        ``cases``: the lightest and the heaviest case of each backend of the study
+        (:func:`studies.runner.warm_cases`). Load only what those need: build no model larger
+        than the study's lightest of a backend and call the primitives its cases call, on that
+        model (a large model's dense eigen-solve costs more seconds and memory than many a study
+        itself). Rows are discarded and warnings ignored; a failure is ignored too (the case
+        meets it and reports it). Default: nothing."""
         return None
 
     def cost_report(

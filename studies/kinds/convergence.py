@@ -216,15 +216,15 @@ class Convergence(Frequencies):
         return text, {"cost to accuracy": table}
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
-        from studies.kinds.convergence_figures import convergence_plot
-
         rates = fitted_rates(results)
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "
             "rel_error = (ω − reference)/reference; rates are fitted slopes of log|rel_error| "
             f"against log(modes or elements), points below {FIT_FLOOR:g} excluded."
         ]
-        if plots:
+        if plots:  # matplotlib only when drawing
+            from studies.kinds.convergence_figures import convergence_plot
+
             names = convergence_plot(results, rates, folder)
             text.append(f"![convergence]({names[0]}) ([PDF]({names[1]}))")
         return text

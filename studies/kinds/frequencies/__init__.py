@@ -78,18 +78,34 @@ class Frequencies(StudyKind):
     #: blocks densely, (2E)² per link.
     coordinate_limit = 20_000
 
-    def warm_up(self) -> None:
-        """Both backends' first model and eigen-solves (dense and structured), with SciPy's
-        eigen-solvers and the compiled kernels loaded (~1–3 s in a fresh process)."""
-        import amm
-        import fem
-        from core.arm.presets import lumped_two_link
+    def warm_up(self, arm, cases, analysis):
+        """One frequency analysis of the lightest case of each backend (the model build, the
+        rest point, the eigen-solve its cases use: SciPy's eigen-solvers and the compiled
+        kernels loaded), one point of a sweep only; and, where the heaviest case of the
+        backend takes the structured eigen-solve (more than
+        :data:`~core.dynamics.engine.STRUCTURED_MINIMUM` coordinates:
+        :meth:`~core.dynamics.engine.ChainModel.natural_frequencies` with ``method="auto"``),
+        that solve on the light model too. Nothing larger than the study's own lightest models
+        is built (an 80-element two-link arm solved densely took most of the quickstart's
+        memory and a third of its seconds)."""
+        from core.dynamics.engine import STRUCTURED_MINIMUM
 
-        arm = lumped_two_link()
-        for model in (amm.AssumedModesModel(arm, modes=2), fem.FiniteElementModel(arm, elements=80)):
-            model.natural_frequencies(model.home(), count=2)
-            model.natural_frequencies(model.home(), count=2, method="dense")
-            model.forward_dynamics(model.home(), 0 * model.home(), [0.0, 0.0])
+        heaviest: dict[str, int] = {}
+        for case in cases:
+            backend = case.discretization.backend
+            heaviest[backend] = max(heaviest.get(backend, 0), case.discretization.coordinates(arm))
+        for backend, size in heaviest.items():
+            light = min(
+                (c for c in cases if c.discretization.backend == backend),
+                key=lambda c: c.discretization.coordinates(arm),
+            )
+            frequency_rows(arm, light, analysis, warn_short=False)
+            if size > STRUCTURED_MINIMUM and not light.discretization.geometric_stiffening:
+                model, q = light.discretization.build_at(arm, analysis.joint_values(arm))
+                try:
+                    model.natural_frequencies(q, analysis.joints, count=1, method="structured")
+                except Exception:  # not every model or configuration has that path
+                    pass
 
     def validate(self, arm, analysis):
         analysis.joint_values(arm)
