@@ -319,7 +319,7 @@ def test_model_without_auxiliary_states_keeps_its_state_and_columns(inner, monke
     np.testing.assert_array_equal(captured["y0"], np.concatenate([q0, qd0, [0.0, 0.0]]))
     tau0 = controller(0.0, q0, qd0, inner, trajectory.evaluate(0.0))
     np.testing.assert_array_equal(
-        captured["fun"](0.0, captured["y0"]), inner.rates_function("composite")(captured["y0"], tau0)
+        captured["fun"](0.0, captured["y0"]), inner.rates_function()(captured["y0"], tau0)
     )
     # the state columns at the end: x = (q, q̇, W_in, W_diss) in the frame
     names = list(inner.coordinates)
@@ -331,7 +331,7 @@ def test_model_without_auxiliary_states_keeps_its_state_and_columns(inner, monke
         ]
     )
     tau1 = controller(0.1, x1[:n], x1[n : 2 * n], inner, trajectory.evaluate(0.1))
-    rates = inner.rates_function("composite")(x1, tau1)
+    rates = inner.rates_function()(x1, tau1)
     assert frame["theta1_ddot"].iloc[-1] == pytest.approx(rates[n], rel=1e-12)
     assert frame["input_power"].iloc[-1] == pytest.approx(rates[2 * n], rel=1e-12)
     derived = "tau1 tip_x tip_y tip_z tip_w1 theta1_ref theta1_ref_dot theta1_ddot kinetic potential"

@@ -505,7 +505,8 @@ def solve_errors(model, twin, q, qd, tau) -> dict[str, float]:
         np.abs(u) @ np.abs(tau) + abs(qd @ twin.damping_matrix(q) @ qd) + np.abs(u) @ np.abs(friction)
     )
     errors = {
-        "composite": np.max(np.abs(model.forward_dynamics(q, qd, tau) - reference)) / scale,
+        "composite": np.max(np.abs(model.forward_dynamics(q, qd, tau, solver="composite") - reference))
+        / scale,
         "recursive": np.max(np.abs(model.forward_dynamics(q, qd, tau, solver="recursive") - reference))
         / scale,
     }

@@ -54,6 +54,7 @@ or ``tip_v<i>``) reaches the limit; the frame ends with that instant and
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import warnings
 from collections.abc import Callable
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.analysis.method_choice import DENSE_ESTIMATE, choose_method
 from core.dynamics.model import SOLVERS, Model
 from core.numerics.derivatives import central_difference_jacobian
 
@@ -99,19 +101,27 @@ class SimulationOptions:
     Integration
     -----------
     method : str
-        A ``solve_ivp`` method (:data:`METHODS`); stiff ``"Radau"`` by default (flexible
-        modes). Stiffness here means fast dynamics the tolerances do not need resolved:
-        damped high modes, high feedback gains, smoothed Coulomb friction (ε_c small). An
-        undamped arm driven open loop keeps all its modes excited, so every method resolves
-        the highest one and the explicit ``"DOP853"`` is cheaper (the space-arm maneuver:
-        2.3× fewer right-hand sides than Radau).
+        A ``solve_ivp`` method (:data:`METHODS`), or ``"auto"`` (default):
+        :func:`~core.analysis.method_choice.choose_method` takes the explicit ``"DOP853"`` or
+        the implicit ``"Radau"`` from the spectral radius ρ of the linearized right-hand side
+        at the start (the highest natural frequency, the damping of the highest modes, the
+        controller's gains, smoothed Coulomb friction) and the span, and records its choice
+        and reason in ``frame.attrs`` (``method``, ``method_reason``, ``stiffness``); an
+        implicit choice takes the compiled Jacobian (``jacobian=True``) unless ``jacobian``
+        is given. Stiffness here means fast dynamics the tolerances do not need resolved:
+        damped high modes, high feedback gains, smoothed Coulomb friction (ε_c small), fine
+        meshes. An undamped arm driven open loop keeps all its modes
+        excited, so every method resolves the highest one and the explicit ``"DOP853"`` is
+        cheaper (the space-arm maneuver: 2.3× fewer right-hand sides than Radau).
     rtol, atol : float
         The integrator's tolerances (default :data:`RTOL`, :data:`ATOL`).
     t_eval : array_like, optional
         Output times; default: the integrator's own steps.
     solver : str
         The forward-dynamics solver (:data:`core.dynamics.model.SOLVERS`): ``"composite"``
-        (M and its Cholesky factor) or ``"recursive"`` (articulated bodies).
+        (M and its Cholesky factor), ``"recursive"`` (articulated bodies), ``"structured"``
+        (fine meshes, O(n_dof)), or ``"auto"`` (default: :meth:`Model.auto_solver
+        <core.dynamics.model.Model.auto_solver>`; the name taken is ``frame.attrs["solver"]``).
     jacobian : bool, optional
         The Jacobian of the implicit methods (:data:`IMPLICIT`). True hands them the
         model's compiled one where it has one (:meth:`Model.rates_function
@@ -156,11 +166,11 @@ class SimulationOptions:
         instead of growing to overflow); ``frame.attrs["stopped_at"]`` is that time.
     """
 
-    method: str = "Radau"
+    method: str = "auto"
     rtol: float = RTOL
     atol: float = ATOL
     t_eval: Any = None
-    solver: str = "composite"
+    solver: str = "auto"
     jacobian: bool | None = None
     prescribed: bool = False
     auxiliary0: Any = None
@@ -168,10 +178,10 @@ class SimulationOptions:
     deflection_limit: float | None = None
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {self.solver!r}")
+        if self.method != "auto" and self.method not in METHODS:
+            raise ValueError(f"method must be one of {('auto', *METHODS)}, got {self.method!r}")
+        if self.solver != "auto" and self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(['auto', *SOLVERS])}, got {self.solver!r}")
         limit = self.deflection_limit
         if limit is not None and not (np.isfinite(limit) and limit > 0):
             raise ValueError(f"deflection_limit must be finite and > 0 [m], got {limit!r}")
@@ -214,7 +224,11 @@ def simulate(
         ``energy`` [J]; ``input_power`` [W]; ``work_input``,
         ``work_dissipated``, ``energy_balance_error`` [J]. ``frame.attrs``
         holds the cost: ``nfev``, ``njev``, ``nlu``, ``wall_time``, and
-        ``method``, ``rtol``, ``atol``, ``prescribed`` and ``stopped_at`` (the time
+        ``method`` (the one used), ``method_reason`` (``"given"``, or why ``"auto"`` took it),
+        ``stiffness`` (``"auto"``: the estimate of
+        :func:`~core.analysis.method_choice.stiffness_estimate` it decided on,
+        else None), ``solver`` (the forward-dynamics solver used; None for a prescribed run),
+        ``rtol``, ``atol``, ``prescribed`` and ``stopped_at`` (the time
         the ``deflection_limit`` was reached, else None).
 
     Raises
@@ -227,8 +241,23 @@ def simulate(
     t0, t1 = (float(x) for x in t_span)
     if not t1 > t0:
         raise ValueError(f"t_span must be increasing, got {t_span!r}")
+    if settings.solver == "auto":
+        settings = dataclasses.replace(settings, solver=model.auto_solver())
     run = _Run(model, controller, trajectory, settings)
     x0 = run.start(t0, q0, qd0)
+    if settings.method == "auto":
+        method, reason, stiffness = run.choose_method(t0, t1, x0)
+        jacobian = settings.jacobian
+        if method in IMPLICIT and jacobian is None:
+            # The model's compiled Jacobian where it has one: SciPy's differences grow the step of
+            # every column the right-hand side does not depend on (the work integrals) tenfold
+            # per Jacobian, without bound, and overflow after ~300 Jacobians (measured: Radau on
+            # a Rayleigh-damped two-link FEM mesh fails with "array must not contain infs or
+            # NaNs"); the compiled one costs Radau nothing measurable (see ``jacobian``).
+            jacobian = True
+        settings = run.options = dataclasses.replace(settings, method=method, jacobian=jacobian)
+    else:
+        reason, stiffness = "given", None
     start = time.perf_counter()
     solution = run.integrate(t0, t1, x0)
     wall = time.perf_counter() - start
@@ -240,6 +269,9 @@ def simulate(
         nlu=int(solution.nlu),
         wall_time=wall,
         method=settings.method,
+        method_reason=reason,
+        stiffness=stiffness,
+        solver=None if settings.prescribed else settings.solver,
         rtol=settings.rtol,
         atol=settings.atol,
         success=bool(solution.success),
@@ -412,6 +444,32 @@ class _Run:
         return central_difference_jacobian(
             lambda y: self.inputs(t, y[:n], y[n:], reference), state, step=CONTROLLER_STEP
         )
+
+    def choose_method(self, t0: float, t1: float, x0: np.ndarray) -> tuple[str, str, dict]:
+        """(method, reason, estimate) of ``method="auto"`` for the run from x0 over (t0, t1):
+        :func:`choose_method` on the model linearized at the start, with the controller's
+        ∂τ/∂(q, q̇) there (its ``state_jacobian`` or central differences; on models above
+        :data:`DENSE_ESTIMATE` coordinates the controller is left out)."""
+        n = self.n
+        if self.prescribed:
+            q, qd, _ = self.joint_state(t0, x0)
+        else:
+            q, qd = x0[:n], x0[n : 2 * n]
+        gains = None
+        if self.controller is not None and n <= DENSE_ESTIMATE:
+            reference = None if self.trajectory is None else self.trajectory.evaluate(t0)
+            with self.context(x0[2 * n : 2 * n + self.m]):
+                gains = self.controller_jacobian(t0, np.concatenate([q, qd]), reference)
+        with self.context(x0[(2 * self.n_f if self.prescribed else 2 * n) :][: self.m]):
+            return choose_method(
+                self.model,
+                (t0, t1),
+                q,
+                qd,
+                gains=gains,
+                prescribed=self.prescribed,
+                solver=self.options.solver,
+            )
 
     def deflection_event(self, t0: float, x0: np.ndarray) -> Callable[[float, np.ndarray], float]:
         """The terminal ``solve_ivp`` event of ``deflection_limit``, checked at the start."""

@@ -427,7 +427,7 @@ class ChainModel(Model):
         epsilon = None if self.coulomb == "sign" else self.coulomb_velocity
         return coulomb_friction(self._coulomb, self._B, qd, epsilon)
 
-    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
+    def forward_dynamics(self, q, qd, tau, solver: str = "auto", *, friction: bool = True) -> np.ndarray:
         """As :meth:`Model.forward_dynamics`; ``solver="structured"`` applies K and D link by
         link (banded) instead of the dense n_dof² matrices (:mod:`core.dynamics.structured`: O(n_dof))."""
         if solver != "structured":
@@ -436,7 +436,7 @@ class ChainModel(Model):
         q, qd = self._state(q, qd)
         return structured_dynamics(self).forward(q, qd, tau, friction)
 
-    def rates_function(self, solver: str = "composite"):
+    def rates_function(self, solver: str = "auto"):
         """As :meth:`Model.rates_function`; on the compiled chain without translating
         links (constant B, D, K), one compiled call per right-hand side
         (:func:`core.dynamics.compiled.rates`: friction, applied forces, q̈ and the powers);

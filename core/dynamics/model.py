@@ -68,6 +68,21 @@ SOLVERS: dict = {
     "recursive": recursive_solver,  # the compiled articulated bodies (core.dynamics.recursive)
     "structured": structured_solver,  # M = BD + W C Wᵀ, O(n_dof) (core.dynamics.structured_forward)
 }
+#: The names ``solver=`` takes: :data:`SOLVERS` and ``"auto"`` (:meth:`Model.auto_solver`).
+SOLVER_CHOICES = ("auto", *SOLVERS)
+#: ``solver="auto"`` takes ``"recursive"`` on the compiled engine while no body has more than this
+#: many flexible coordinates. Measured (2026-11-26, one BLAS thread, loaded 2-core machine; µs per
+#: forward-dynamics call, composite / recursive / structured): space arm AMM 2 modes per plane
+#: (4 per body) 114 / 36 / 622; two planar links × E FEM elements (2E per body): E = 8: 126 / 53 /
+#: 2450; E = 16: 175 / 104 / 2108; E = 32: 390 / 466 / 2293; E = 64: 1174 / 2406 / 2414;
+#: E = 128: 7513 / 22 149 / 2344 — the recursion is O(m³) per body, the crossover with the
+#: composite solve between 32 and 64 coordinates per body.
+RECURSIVE_MAX_BODY = 48
+#: ``solver="auto"`` takes ``"structured"`` (where it applies: a chain without translating links
+#: or geometric stiffening) from this many coordinates on: its O(n_dof) call costs ~2.3 ms at
+#: every size measured above (n_dof 34 … 514) and beats the composite O(n_dof³) solve between
+#: n_dof 258 (1.2 ms) and 514 (7.5 ms); 320 is the crossover of the n^2.7 fit.
+STRUCTURED_MIN_DOF = 320
 
 
 def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -380,20 +395,57 @@ class Model(ABC):
         tau = self._torques(q, qd, tau, friction)
         return self.input_matrix(q) @ tau - self.damping_matrix(q) @ qd - self.elastic_forces(q)
 
-    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
-        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`.
+    def auto_solver(self) -> str:
+        """The forward-dynamics solver ``solver="auto"`` (the default) takes for this model, by
+        its structure only (cached): ``"recursive"`` (the compiled articulated bodies) on the
+        compiled engine while no body has more than :data:`RECURSIVE_MAX_BODY` flexible
+        coordinates; else ``"structured"`` from :data:`STRUCTURED_MIN_DOF` coordinates on where
+        it applies (no translating links, no geometric stiffening); else ``"composite"`` —
+        also for every model off the engine and for the numpy oracle (``compiled=False``, kept
+        independent of the compiled kernels). All solvers agree to round-off."""
+        chosen = self.__dict__.get("_auto_solver")
+        if chosen is None:
+            chosen = self.__dict__["_auto_solver"] = self._choose_solver()
+        return chosen
+
+    def _choose_solver(self) -> str:
+        """:meth:`auto_solver` uncached (the measurements are at :data:`RECURSIVE_MAX_BODY`)."""
+        if not self.on_engine or not getattr(self, "_compile", True):
+            return "composite"
+        columns = np.arange(self.n_dof)
+        widths = [columns[c].size for c in getattr(self, "flex_columns", {}).values()]
+        if max(widths, default=0) <= RECURSIVE_MAX_BODY:
+            return "recursive"
+        structured = not getattr(self, "translating", ()) and not getattr(self, "geometric_stiffening", False)
+        if structured and self.n_dof >= STRUCTURED_MIN_DOF:
+            return "structured"
+        return "composite"
+
+    def _solver(self, solver: str) -> str:
+        """``solver`` checked against :data:`SOLVER_CHOICES`, ``"auto"`` resolved."""
+        if solver == "auto":
+            return self.auto_solver()
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(SOLVER_CHOICES)}, got {solver!r}")
+        return solver
+
+    def forward_dynamics(self, q, qd, tau, solver: str = "auto", *, friction: bool = True) -> np.ndarray:
+        """Accelerations q̈ for joint inputs τ (shape (n_joints,)); ``solver`` from :data:`SOLVERS`,
+        or ``"auto"`` (default: :meth:`auto_solver`).
 
         ``friction=False`` leaves out the Coulomb joint friction (not
         differentiable at rest): the smooth dynamics that linear analyses
         differentiate.
         """
-        if solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
+        if solver == "auto":  # dispatched again: a backend's override sees the solver's name
+            return self.forward_dynamics(q, qd, tau, self.auto_solver(), friction=friction)
+        solver = self._solver(solver)
         q, qd = self._state(q, qd)
         return SOLVERS[solver](self, q, qd, self._applied(q, qd, tau, friction))
 
-    def rates_function(self, solver: str = "composite"):
-        """The right-hand side a simulation integrates: ``rates(x, τ) -> ẋ``.
+    def rates_function(self, solver: str = "auto"):
+        """The right-hand side a simulation integrates: ``rates(x, τ) -> ẋ``; ``solver`` as
+        in :meth:`forward_dynamics` (``"auto"``: :meth:`auto_solver`).
 
         ``x = (q, q̇, W_in, W_diss)`` (the two work integrals of
         :func:`core.analysis.simulation.simulate`), ẋ = (q̇, q̈, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c) with
@@ -401,9 +453,9 @@ class Model(ABC):
         input checks of :meth:`forward_dynamics` (the integrator hands it arrays of
         the right size) and a backend may fuse it into one compiled call.
         """
-        if solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
-        solve, n = SOLVERS[solver], self.n_dof
+        if solver == "auto":  # dispatched again: a backend's override sees the solver's name
+            return self.rates_function(self.auto_solver())
+        solve, n = SOLVERS[self._solver(solver)], self.n_dof
 
         def rates(x: np.ndarray, tau: np.ndarray) -> np.ndarray:
             q, qd = self._state(x[:n], x[n : 2 * n])
