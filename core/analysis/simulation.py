@@ -107,8 +107,7 @@ class SimulationOptions:
         at the start (the highest natural frequency, the damping of the highest modes, the
         controller's gains, smoothed Coulomb friction) and the span, and records its choice
         and reason in ``frame.attrs`` (``method``, ``method_reason``, ``stiffness``); an
-        implicit choice takes the compiled Jacobian (``jacobian=True``) unless ``jacobian``
-        is given. Stiffness here means fast dynamics the tolerances do not need resolved:
+        implicit method takes the Jacobian of ``jacobian`` (below). Stiffness here means fast dynamics the tolerances do not need resolved:
         damped high modes, high feedback gains, smoothed Coulomb friction (ε_c small), fine
         meshes. An undamped arm driven open loop keeps all its modes
         excited, so every method resolves the highest one and the explicit ``"DOP853"`` is
@@ -127,14 +126,17 @@ class SimulationOptions:
         model's compiled one where it has one (:meth:`Model.rates_function
         <core.dynamics.model.Model.rates_function>`, completed with the controller's
         ``state_jacobian`` or its central differences); False leaves them SciPy's finite
-        differences of the right-hand side (2 n_dof + 2 calls per Jacobian). None
-        (default): the compiled one for LSODA only, where it pays — LSODA re-forms its
-        Jacobian hundreds of times per simulated second and the compiled one halves its
-        right-hand sides (space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557 per
-        simulated second) — while Radau and BDF form one every few hundred steps (≤ 3 % of
-        their calls on the shipped arms, no measurable gain;
-        ``benchmarks/simulation_report.py``). A model with auxiliary states always gets
-        SciPy's differences (the compiled Jacobian knows no auxiliary block).
+        differences of the right-hand side (2 n_dof + 2 calls per Jacobian), which can fail:
+        they grow the step of every column the right-hand side does not depend on (the two
+        work integrals) tenfold per Jacobian without bound and overflow (measured: Radau on the
+        one-flexible-link preset, 3 clamped-free modes, 1 s at rtol 1e-8 stops after 10 s with
+        "array must not contain infs or NaNs"). None (default): the compiled one for every
+        implicit method where the model has one (it also pays for LSODA, which re-forms its
+        Jacobian hundreds of times per simulated second: right-hand sides halved, space arm
+        15 263 → 6 459, lumped FEM 13 847 → 6 557 per simulated second; Radau and BDF form one
+        every few hundred steps), otherwise — a model with auxiliary states, whose block the
+        compiled Jacobian does not know, or one without a compiled Jacobian — central
+        differences of the whole right-hand side (2 (2 n_dof + m + 2) calls per Jacobian).
 
     Drive and state
     ---------------
@@ -247,15 +249,7 @@ def simulate(
     x0 = run.start(t0, q0, qd0)
     if settings.method == "auto":
         method, reason, stiffness = run.choose_method(t0, t1, x0)
-        jacobian = settings.jacobian
-        if method in IMPLICIT and jacobian is None:
-            # The model's compiled Jacobian where it has one: SciPy's differences grow the step of
-            # every column the right-hand side does not depend on (the work integrals) tenfold
-            # per Jacobian, without bound, and overflow after ~300 Jacobians (measured: Radau on
-            # a Rayleigh-damped two-link FEM mesh fails with "array must not contain infs or
-            # NaNs"); the compiled one costs Radau nothing measurable (see ``jacobian``).
-            jacobian = True
-        settings = run.options = dataclasses.replace(settings, method=method, jacobian=jacobian)
+        settings = run.options = dataclasses.replace(settings, method=method)
     else:
         reason, stiffness = "given", None
     start = time.perf_counter()
@@ -418,12 +412,15 @@ class _Run:
             if wanted is False:
                 return None
             return lambda t, x: central_difference_jacobian(lambda y: self.prescribed_rates(t, y), x)
-        if wanted is None:
-            wanted = method == "LSODA"
-        # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states get SciPy's.
-        if wanted and hasattr(self.rates, "jacobian") and not self.m:
+        if wanted is False:
+            return None
+        # The compiled ∂ẋ/∂x has no auxiliary block: models with auxiliary states (and models
+        # without a compiled Jacobian) get central differences of the right-hand side, never
+        # SciPy's growing steps (see ``jacobian`` in :func:`simulate`).
+        if hasattr(self.rates, "jacobian") and not self.m:
             return self.compiled_jacobian
-        return None
+        rhs = self.right_hand_side()
+        return lambda t, x: central_difference_jacobian(lambda y: rhs(t, y), x)
 
     def compiled_jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
         """The model's compiled ∂ẋ/∂x, completed with the controller's ∂τ/∂(q, q̇)."""
