@@ -308,13 +308,7 @@ def test_a_sweep_stops_where_the_model_has_no_equilibrium(tmp_path, monkeypatch)
 
 # -- the Bode diagram ----------------------------------------------------------------------------
 
-needs_state_space = pytest.mark.skipif(
-    not hasattr(__import__("core.dynamics.model", fromlist=["Model"]).Model, "state_space"),
-    reason="Model.state_space is not in this version of core",
-)
 
-
-@needs_state_space
 def test_bode_is_the_state_space_response_about_the_equilibrium(tmp_path, monkeypatch):
     """analysis.bode: bode.csv holds 20 log10 |G(jω)| of tip_w2 / tau_j of each case's
     Model.state_space about its equilibrium (computed here, 1e-9 dB), pinned frames (zero tip

@@ -32,13 +32,6 @@ BELOW, ABOVE = 10.0, 3.0
 ZERO_RESPONSE = 1e-9
 
 
-def bode_available() -> bool:
-    """Whether the models have a linear state-space form (``Model.state_space``)."""
-    from core.dynamics.model import Model
-
-    return hasattr(Model, "state_space")
-
-
 def check_bode(arm: Arm, sweep_parameter: str | None) -> None:
     """Refuse ``analysis.bode = true`` (ValueError naming the key) where it cannot be drawn."""
     if sweep_parameter is not None:
@@ -50,8 +43,6 @@ def check_bode(arm: Arm, sweep_parameter: str | None) -> None:
         raise ValueError(
             "analysis.bode: the tip deflection needs a flexible link, and the arm has none; got true"
         )
-    if not bode_available():
-        raise ValueError("analysis.bode: needs Model.state_space, which this version of core lacks; got true")
 
 
 def bode_grid(results: pd.DataFrame) -> np.ndarray:
