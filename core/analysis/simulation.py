@@ -398,9 +398,11 @@ class _Run:
 
         return rhs
 
-    def jacobian(self) -> Callable[[float, np.ndarray], np.ndarray] | None:
-        """∂ẋ/∂x for the implicit methods, or None (SciPy's finite differences); after
-        :meth:`right_hand_side`."""
+    def jacobian(
+        self, rhs: Callable[[float, np.ndarray], np.ndarray]
+    ) -> Callable[[float, np.ndarray], np.ndarray] | None:
+        """∂ẋ/∂x for the implicit methods, or None (SciPy's finite differences); ``rhs`` is
+        :meth:`right_hand_side`'s (differenced where there is no compiled Jacobian)."""
         method, wanted = self.options.method, self.options.jacobian
         if method not in IMPLICIT:
             return None
@@ -419,7 +421,6 @@ class _Run:
         # SciPy's growing steps (see ``jacobian`` in :func:`simulate`).
         if hasattr(self.rates, "jacobian") and not self.m:
             return self.compiled_jacobian
-        rhs = self.right_hand_side()
         return lambda t, x: central_difference_jacobian(lambda y: rhs(t, y), x)
 
     def compiled_jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -493,7 +494,7 @@ class _Run:
         options = self.options
         rhs = self.right_hand_side()
         settings: dict[str, Any] = {"method": options.method, "rtol": options.rtol, "atol": options.atol}
-        jac = self.jacobian()
+        jac = self.jacobian(rhs)
         if jac is not None:
             settings["jac"] = jac
         if options.deflection_limit is not None:
