@@ -33,9 +33,11 @@ GRAVITY = (0.0, -9.81, 0.0)
 def brute_force_gram(body: FlexibleBody, delta: np.ndarray, rho: float, lumped) -> np.ndarray:
     """∫ J_pᵀ J_p dm written out point by point: 8-point Gauss on 40 panels, H(s) of every point
     by ``slope_products`` (independent of the segment bookkeeping of core.dynamics.foreshortening),
-    plus the lumped masses (point masses: no rotary inertia)."""
+    the quartic foreshortening u₄(s) = −⅛∫₀ˢ|w'|⁴ and its gradient −h₄ by a 12-point Gauss rule on
+    [0, s] split at the panel ends, plus the lumped masses (point masses: no rotary inertia)."""
     basis, n, m = body.basis, body.basis.n, body.n_coordinates
-    s_beam, w_beam = composite_gauss(np.linspace(0.0, basis.length, 41), 8)
+    edges = np.linspace(0.0, basis.length, 41)
+    s_beam, w_beam = composite_gauss(edges, 8)
     points = [(s, rho * w) for s, w in zip(s_beam, w_beam, strict=True)] + [
         (p.position, p.mass) for p in lumped
     ]
@@ -44,13 +46,18 @@ def brute_force_gram(body: FlexibleBody, delta: np.ndarray, rho: float, lumped) 
     for s, mass in points:
         values, _ = basis.evaluate(np.array([s]))
         H = slope_products(basis, (1.0,), s)
-        u = -0.5 * sum(d @ H @ d for d in planes)
+        nodes, weights = composite_gauss(np.append(edges[edges < s], s), 12)
+        _, slopes = basis.evaluate(nodes)  # (n, g)
+        w_slope = [d @ slopes for d in planes]
+        square = sum(x * x for x in w_slope)
+        u = -0.5 * sum(d @ H @ d for d in planes) - 0.125 * weights @ square**2
+        h4 = [0.5 * slopes @ (weights * square * x) for x in w_slope]
         Phi = np.zeros((3, m))
         Phi[1, :n] = values[:, 0]
-        h = H @ planes[0]
+        h = H @ planes[0] + h4[0]
         if m > n:
             Phi[2, n:] = values[:, 0]
-            h = np.concatenate([h, H @ planes[1]])
+            h = np.concatenate([h, H @ planes[1] + h4[1]])
         rho_s = np.array([s + u, 0.0, 0.0]) + Phi @ delta
         J = np.hstack([np.eye(3), -skew(rho_s), Phi - np.outer([1.0, 0.0, 0.0], h)])
         total += mass * J.T @ J

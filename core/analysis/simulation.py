@@ -35,13 +35,10 @@ from the trajectory by the integrator's error (here they are exact by constructi
 (2) a controller must map τ → q̈_r through M⁻¹, i.e. through the actuator's effective
 inertia, the Schur complement M_rr − M_rf M_ff⁻¹ M_fr, which for a beam without hub
 inertia is only the inertia the flexible basis cannot represent (O(h³) for Hermite
-elements of size h). With geometric stiffening kept to second order the kinetic energy
-is no longer positive for every velocity: rotating the frame while the beam stands still
-in space, ẇ = −θ̇s, gives T₂ = ½θ̇² ∫ρA (w² − s∫₀ˢw'²) ds ≤ 0 (Cauchy–Schwarz:
-w(s)² ≤ s∫₀ˢw'²), so on a fine mesh that Schur complement — and M itself — turns
-indefinite at deflections of a few centimetres (measured: FEM 16 elements in the spin-up
-at t ≈ 1.2 s) and any scheme that factorizes M breaks down, while the rows that are
-integrated here, through [M_qf  −B], need only M_ff (the beam's own mass matrix). The
+elements of size h): nearly singular, so the driving torques would be large and
+ill-conditioned; the rows integrated here, through [M_qf  −B], need only M_ff (the
+beam's own mass matrix, positive definite for every deflection, with or without
+geometric stiffening: docs/MODEL.md, *The stiffened kinetic energy*). The
 price: the joints cannot deviate from the trajectory (no joint compliance), which is the
 benchmark's premise.
 

@@ -224,27 +224,47 @@ class FlexibleBody(_Planes):
         """∫ΦᵀΦ dm plus the lumped rotary inertia (m, m), dense."""
         return sum(self.N[a][a] for a in range(self.planes)) + self.rotary_δδ
 
-    def first_moment(self, delta: np.ndarray) -> np.ndarray:
-        """S₁(δ) = ∫ρ dm in the beam frame [kg m], shape (..., 3) for δ of shape (..., m)."""
+    def quartic_moments(self, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What the quartic foreshortening adds to S₁,x (...,) and to the axial row of A (..., m)
+        (:func:`~core.dynamics.foreshortening.quartic_moments`); zeros without stiffening."""
+        delta = np.asarray(delta)
+        if not self.stiffening:
+            dtype = np.result_type(delta, float)
+            return np.zeros(delta.shape[:-1], dtype=dtype), np.zeros(delta.shape, dtype=dtype)
+        from core.dynamics.foreshortening import quartic_moments
+
+        flat = delta.reshape(-1, delta.shape[-1])
+        planes = [self.plane(flat, a) for a in range(2)]
+        first, row = quartic_moments(
+            self.foreshortening_points, planes, self.plane_columns, self.n_coordinates
+        )
+        return first.reshape(delta.shape[:-1]), row.reshape(delta.shape)
+
+    def first_moment(self, delta: np.ndarray, quartic=None) -> np.ndarray:
+        """S₁(δ) = ∫ρ dm in the beam frame [kg m], shape (..., 3) for δ of shape (..., m)
+        (``quartic``: :meth:`quartic_moments` of δ, if already at hand)."""
         S1 = np.array([self.first_x, 0.0, 0.0]) + delta @ self.A.T
         if self.stiffening:
-            S1 = S1 + np.multiply.outer(
-                0.5 * np.einsum("...i,...i->...", delta, self.axial_first(delta)), np.array([1.0, 0.0, 0.0])
-            )
+            first, _ = self.quartic_moments(delta) if quartic is None else quartic
+            axial = 0.5 * np.einsum("...i,...i->...", delta, self.axial_first(delta)) + first
+            S1 = S1 + np.multiply.outer(axial, np.array([1.0, 0.0, 0.0]))
         return S1
 
-    def first_moment_jacobian(self, delta: np.ndarray) -> np.ndarray:
-        """A(δ) = ∂S₁/∂δ (B, 3, m) for δ (B, m): ∫Φ dm, with stiffening the axial row −(P₁δ)ᵀ."""
+    def first_moment_jacobian(self, delta: np.ndarray, quartic=None) -> np.ndarray:
+        """A(δ) = ∂S₁/∂δ (B, 3, m) for δ (B, m): ∫Φ dm, with stiffening the axial row
+        −(P₁δ)ᵀ − Σ_j μ_j h₄_jᵀ (``quartic`` as for :meth:`first_moment`)."""
         A = np.broadcast_to(self.A, (delta.shape[0], *self.A.shape)).astype(np.result_type(delta, float))
         if self.stiffening:
-            A[:, 0, :] = self.axial_first(delta)
+            _, row = self.quartic_moments(delta) if quartic is None else quartic
+            A[:, 0, :] = self.axial_first(delta) + row
         return A
 
     def mass_matrix(self, delta: np.ndarray) -> np.ndarray:
         """M_b(δ) in beam-frame axes, shape (B, 6 + m, 6 + m) for δ of shape (B, m)."""
         dtype = np.result_type(delta, float)
         batch, m = delta.shape[0], self.n_coordinates
-        S1 = self.first_moment(delta)
+        quartic = self.quartic_moments(delta)
+        S1 = self.first_moment(delta, quartic)
         axial = np.full(batch, self.second_x, dtype=dtype)
         if self.stiffening:
             axial = axial - np.einsum("bi,ij,bj->b", delta, self.foreshortening["P2"], delta)
@@ -254,7 +274,7 @@ class FlexibleBody(_Planes):
         coupling = np.broadcast_to(self._skew_x_B + self.rotary_Ωδ, (batch, 3, m)).astype(dtype)
         coupling[:, 0, :] += delta @ self.N[0][1] - delta @ self.N[1][0]
         M = np.zeros((batch, 6 + m, 6 + m), dtype=dtype)
-        A = self.first_moment_jacobian(delta)
+        A = self.first_moment_jacobian(delta, quartic)
         _floating_blocks(M, self.mass, S1, A, inertia, coupling, self.M_δδ)
         if self.stiffening:
             _add_gram_terms(M, self, delta)
@@ -265,9 +285,10 @@ class FlexibleBody(_Planes):
 
         V = −(m g·p + g_b·S₁(δ)); returns (m g_b, S₁ × g_b, A(δ)ᵀ g_b).
         """
-        S1 = self.first_moment(delta)
+        quartic = self.quartic_moments(delta)
+        S1 = self.first_moment(delta, quartic)
         if self.stiffening:
-            A_T_g = np.einsum("ba,bai->bi", g_body, self.first_moment_jacobian(delta))
+            A_T_g = np.einsum("ba,bai->bi", g_body, self.first_moment_jacobian(delta, quartic))
         else:
             A_T_g = g_body @ self.A
         return np.concatenate([self.mass * g_body, np.cross(S1, g_body), A_T_g], axis=1)

@@ -64,10 +64,8 @@ LINK = np.dtype(
         ("l0", _REAL),
         ("fs_segments", _INT),  # stiffening: segments S of the Gram point set (foreshortening)
         ("fs_points", _INT),  # stiffening: its points Q
-        (
-            "fs_width",
-            _INT,
-        ),  # stiffening: its support width k  # the free length at which a following link's F, F1, F2 were written [m]
+        ("fs_width", _INT),  # stiffening: its support width k
+        ("fs_samples", _INT),  # stiffening: slope samples g per segment and per point
         # -- offsets of the arrays in the buffer
         ("o_rigid", _INT),  # a rigid link's spatial inertia about its origin (6 × 6)
         ("o_payload", _INT),  # the payloads' spatial inertia at the end frame (6 × 6)
@@ -89,16 +87,19 @@ LINK = np.dtype(
         ("o_P1", _INT),  # stiffening: P₁ (m × m), inertia
         ("o_P2", _INT),  # stiffening: P₂ (m × m), inertia
         ("o_H", _INT),  # stiffening: H = H(L) (m × m), the tip's foreshortening
-        ("o_root", _INT),
+        ("o_root", _INT),  # tilted: ``TipMap.root`` (3 × m)
         ("o_fs_support", _INT),  # stiffening: support of each segment (S × k, integers as floats)
-        ("o_fs_gram", _INT),  # stiffening: G_e = ∫_e φ'φ'ᵀ on the support (S × k × k)
         ("o_fs_segment", _INT),  # stiffening: segment of each point (Q)
         ("o_fs_mass", _INT),  # stiffening: mass of each point (Q)
+        ("o_fs_position", _INT),  # stiffening: material coordinate of each point (Q)
         ("o_fs_values", _INT),  # stiffening: φ at each point on its support (Q × k)
+        ("o_fs_seg_slopes", _INT),  # stiffening: φ' at each segment's samples (S × g × k)
+        ("o_fs_seg_weights", _INT),  # stiffening: their weights (S × g)
         (
-            "o_fs_partial",
+            "o_fs_pt_slopes",
             _INT,
-        ),  # stiffening: ∫ segment start → point of φ'φ'ᵀ (Q × k × k)  # tilted: ``TipMap.root`` (3 × m)
+        ),  # stiffening: φ' at the samples of each point's part of its segment (Q × g × k)
+        ("o_fs_pt_weights", _INT),  # stiffening: their weights (Q × g)
     ],
     align=True,
 )

@@ -222,14 +222,16 @@ def _pack_beam(model, i: int, row, body, buffer: _Buffer) -> None:
         row["stiffening"] = True
         row["o_P1"], row["o_P2"], row["o_H"] = put(blocks["P1"]), put(blocks["P2"]), put(tip.foreshortening)
         points = body.foreshortening_points  # the Gram terms' mass measure (core.dynamics.foreshortening)
-        row["fs_segments"], row["fs_points"], row["fs_width"] = (
-            points.gram.shape[0],
-            points.mass.size,
-            points.width,
+        row["fs_segments"], row["fs_points"] = points.support.shape[0], points.mass.size
+        row["fs_width"], row["fs_samples"] = points.width, points.samples
+        row["o_fs_support"], row["o_fs_segment"] = put(points.support), put(points.segment)
+        row["o_fs_mass"], row["o_fs_position"] = put(points.mass), put(points.position)
+        row["o_fs_values"] = put(points.values)
+        row["o_fs_seg_slopes"], row["o_fs_seg_weights"] = (
+            put(points.segment_slopes),
+            put(points.segment_weights),
         )
-        row["o_fs_support"], row["o_fs_gram"] = put(points.support), put(points.gram)
-        row["o_fs_segment"], row["o_fs_mass"] = put(points.segment), put(points.mass)
-        row["o_fs_values"], row["o_fs_partial"] = put(points.values), put(points.partial)
+        row["o_fs_pt_slopes"], row["o_fs_pt_weights"] = put(points.point_slopes), put(points.point_weights)
 
 
 def compile_chain(model) -> CompiledChain:

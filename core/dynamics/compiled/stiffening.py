@@ -1,32 +1,39 @@
 """The foreshortening terms beyond second order of a stiffened beam, compiled: what makes its
 M_b the Gram form ∫ J_pᵀ J_p dm (:mod:`core.dynamics.foreshortening`, whose numpy
-``gram_terms`` is the oracle these kernels are tested against).
+``gram_terms`` and ``quartic_moments`` are the oracle these kernels are tested against).
 
-On the point set of :class:`~core.dynamics.foreshortening.ForeshorteningPoints` (packed by
-:func:`~core.dynamics.compiled.packing.compile_chain`: ``fs_*`` fields of the link's row), with
-per point j the scalars
+The foreshortening u = u₂ + u₄ of a point j, u₂ = −½∫₀ˢ|w'|², u₄ = −⅛∫₀ˢ|w'|⁴, its gradient
+h = ∇_δ(−u) and Hessian K = ∇_δ h are integrals over the segments before the point's and the part
+of its own: every slope integral runs on the slope samples of
+:class:`~core.dynamics.foreshortening.ForeshorteningPoints` (packed by
+:func:`~core.dynamics.compiled.packing.compile_chain`: ``fs_*`` fields of the link's row).
+:func:`intervals` gives, per segment and per point's part, the vector part t = ∫(1 + ½|w'|²) w_a'φ'
+of h (and its quartic part ½∫|w'|² w_a'φ' alone) and six scalar integrals; :func:`point_scalars`
+sums them into, per point,
 
-    u = −½ Σ_a δ_aᵀ H_j δ_a,  u̇ = −Σ_a δ̇_aᵀ H_j δ_a,  r = −Σ_a δ̇_aᵀ H_j δ̇_a,  w_a = φ_jᵀδ_a,  ẇ_a = φ_jᵀδ̇_a
+    u,  u̇ = −hᵀδ̇,  r = −δ̇ᵀKδ̇ (= d u̇/dt at fixed ν),  w_a = φ_jᵀδ_a,  ẇ_a,  and u₄, u̇₄, r₄ alone,
 
-(r = d u̇/dt at fixed ν), :func:`gram_inertia` adds to M_b
+and :func:`gram_inertia` adds to M_b
 
-    ΔQ_xx = Σ μ u²,  ΔQ_xa = Σ μ u w_a,  ΔM_Ωδ (rows y, z) = Σ μ (−u Φ_z − w_z h), Σ μ (u Φ_y + w_y h),
-    ΔM_δδ = Σ μ h hᵀ,
+    ΔQ_xx = Σ μ (u² + 2 s u₄),  ΔQ_xa = Σ μ u w_a,
+    ΔM_Ωδ (rows y, z) = Σ μ (−u Φ_z − w_z h), Σ μ (u Φ_y + w_y h),   ΔM_δδ = Σ μ h hᵀ,
+    ΔS₁,x = U = Σ μ u₄,   Δ(axial row of A) = −Σ μ h₄ᵀ,
 
 and to the body forces ΔṀ_b ν − (0, 0, ∂ΔT/∂δ) (Boltzmann–Hamel; the gyroscopic part is
 :func:`~core.dynamics.compiled.bodies.body`'s, from the full M_b):
 
-    Ω_x row: −Σ μ [u̇ (Ω_y w_y + Ω_z w_z) + u (Ω_y ẇ_y + Ω_z ẇ_z)]
-    Ω_y row:  Σ μ [2 Ω_y u u̇ − Ω_x (ẇ_y u + w_y u̇) + w_z r]
-    Ω_z row:  Σ μ [2 Ω_z u u̇ − Ω_x (ẇ_z u + w_z u̇) − w_y r]
-    δ rows:   Σ μ [c_h h + c_y Φ_yᵀ + c_z Φ_zᵀ],
+    v_x row: Σ μ r₄;   v_y, v_z rows: U̇ Ω_z, −U̇ Ω_y;   Ω_x row: −Σ μ [u̇ (Ω_y w_y + Ω_z w_z) + u (Ω_y ẇ_y + Ω_z ẇ_z)]
+    Ω_y row:  Σ μ [2 Ω_y (u u̇ + s u̇₄) − Ω_x (ẇ_y u + w_y u̇) + w_z r] − U̇ v_z
+    Ω_z row:  Σ μ [2 Ω_z (u u̇ + s u̇₄) − Ω_x (ẇ_z u + w_z u̇) − w_y r] + U̇ v_y
+    δ rows:   Σ μ [c_h h + c_y Φ_yᵀ + c_z Φ_zᵀ + c₄ h₄],
               c_h = (Ω_y² + Ω_z²) u − Ω_x (Ω_y w_y + Ω_z w_z) − 2 Ω_y ẇ_z + 2 Ω_z ẇ_y − r,
-              c_y = Ω_x Ω_y u + 2 Ω_z u̇,   c_z = Ω_x Ω_z u − 2 Ω_y u̇
+              c_y = Ω_x Ω_y u + 2 Ω_z u̇,   c_z = Ω_x Ω_z u − 2 Ω_y u̇,
+              c₄ = v_y Ω_z − v_z Ω_y + (Ω_y² + Ω_z²) s
 
-(the terms in ḣ = Hδ̇ of Ṁν and ∂T/∂δ cancel). Every sum over points of a coefficient times h_j
-runs through the segments, h_j = Σ_{e<E} G_e δ + partial_j δ: O(Q k² + S n k) per plane for a
-support of width k, and ΔM_δδ = Σ μ h hᵀ in O(S n k) by the running prefix
-P_E = Σ_{e<E} G_e δ — no (points × n) array.
+(U̇ = Σ μ u̇₄; the terms in ḣ = Kδ̇ of Ṁν and ∂T/∂δ cancel). Every sum over points of a
+coefficient times h_j runs through the segments, h_j = Σ_{e<E} t_e + t_j: O((Q + S) g k) per plane
+for g samples and a support of width k, and ΔM_δδ = Σ μ h hᵀ in O(S n k) by the running prefix
+P_E = Σ_{e<E} t_e — no (points × n) array.
 """
 
 from __future__ import annotations
@@ -35,92 +42,146 @@ import numpy as np
 
 from core.dynamics.compiled.jit import kernel
 
+#: The scalar integrals of an interval (:func:`interval`): ∫|w'|², ∫w'·ẇ', ∫|ẇ'|², ∫|w'|⁴,
+#: ∫|w'|² w'·ẇ', ∫(|w'|²|ẇ'|² + 2 (w'·ẇ')²).
+SCALARS = 6
+
 
 @kernel
-def point_scalars(F, row, q, qd, out):
-    """out[j] = (u, u̇, r, w_y, w_z, ẇ_y, ẇ_z) of every point j, shape (Q, 7)."""
+def interval(F, row, slopes_at, weights_at, E, q, qd, vector, quartic, scalars):
+    """Over one interval (g samples of φ' on segment E's support at F[slopes_at:], g × k, weights
+    at F[weights_at:]): vector[a k + s] = ∫ (1 + ½|w'|²) w_a' φ_s', quartic[a k + s] = ½∫|w'|² w_a' φ_s'
+    (every plane a) and the :data:`SCALARS` integrals into scalars."""
+    k, g, n = row.fs_width, row.fs_samples, row.m // row.planes
+    oS = row.o_fs_support + E * k
+    for x in range(row.planes * k):
+        vector[x] = 0.0
+        quartic[x] = 0.0
+    for x in range(SCALARS):
+        scalars[x] = 0.0
+    p = np.zeros(2)
+    pd = np.zeros(2)
+    for i in range(g):
+        weight = F[weights_at + i]
+        P, C, D = 0.0, 0.0, 0.0
+        for a in range(row.planes):
+            base = row.column + a * n
+            p[a], pd[a] = 0.0, 0.0
+            for s in range(k):
+                slope = F[slopes_at + i * k + s]
+                c = base + int(F[oS + s])
+                p[a] += slope * q[c]
+                pd[a] += slope * qd[c]
+            P += p[a] * p[a]
+            C += p[a] * pd[a]
+            D += pd[a] * pd[a]
+        scalars[0] += weight * P
+        scalars[1] += weight * C
+        scalars[2] += weight * D
+        scalars[3] += weight * P * P
+        scalars[4] += weight * P * C
+        scalars[5] += weight * (P * D + 2.0 * C * C)
+        for a in range(row.planes):
+            for s in range(k):
+                slope = F[slopes_at + i * k + s]
+                if s > 0 and F[oS + s] == F[oS + s - 1]:
+                    continue  # padding
+                vector[a * k + s] += weight * (1.0 + 0.5 * P) * p[a] * slope
+                quartic[a * k + s] += weight * 0.5 * P * p[a] * slope
+
+
+@kernel
+def intervals(F, row, q, qd, seg_t, seg_t4, seg_x, pt_t, pt_t4, pt_x):
+    """:func:`interval` of every segment (seg_*, S rows) and of every point's part of its own
+    segment (pt_*, Q rows)."""
+    S, Q, k, g = row.fs_segments, row.fs_points, row.fs_width, row.fs_samples
+    oE = row.o_fs_segment
+    for e in range(S):
+        interval(
+            F,
+            row,
+            row.o_fs_seg_slopes + e * g * k,
+            row.o_fs_seg_weights + e * g,
+            e,
+            q,
+            qd,
+            seg_t[e],
+            seg_t4[e],
+            seg_x[e],
+        )
+    for j in range(Q):
+        interval(
+            F,
+            row,
+            row.o_fs_pt_slopes + j * g * k,
+            row.o_fs_pt_weights + j * g,
+            int(F[oE + j]),
+            q,
+            qd,
+            pt_t[j],
+            pt_t4[j],
+            pt_x[j],
+        )
+
+
+@kernel
+def point_scalars(F, row, q, qd, seg_x, pt_x, out):
+    """out[j] = (u, u̇, r, w_y, w_z, ẇ_y, ẇ_z, u₄, u̇₄, r₄) of every point j, shape (Q, 10)."""
     Q, k = row.fs_points, row.fs_width
     n = row.m // row.planes
-    oS, oE, oV, oP = row.o_fs_support, row.o_fs_segment, row.o_fs_values, row.o_fs_partial
-    cum = np.zeros(3)  # Σ_{e<E} of δᵀGδ, δ̇ᵀGδ, δ̇ᵀGδ̇ over the planes
-    seg = np.zeros(3)  # the same for the current segment E
+    oS, oE, oV = row.o_fs_support, row.o_fs_segment, row.o_fs_values
+    cum = np.zeros(SCALARS)  # Σ_{e<E} of the segments' scalars
     current = 0
     for j in range(Q):
         E = int(F[oE + j])
-        while current < E:  # segments passed: add their full Grams
-            for x in range(3):
-                cum[x] += _segment_products(F, row, current, q, qd, x)
+        while current < E:  # segments passed
+            for x in range(SCALARS):
+                cum[x] += seg_x[current, x]
             current += 1
-        for x in range(3):
-            seg[x] = 0.0
         for a in range(row.planes):
             base = row.column + a * n
             for s in range(k):
                 i = base + int(F[oS + E * k + s])
-                d, v = q[i], qd[i]
-                out[j, 3 + a] += F[oV + j * k + s] * d
-                out[j, 5 + a] += F[oV + j * k + s] * v
-                for t in range(k):
-                    g = F[oP + (j * k + s) * k + t]
-                    c = base + int(F[oS + E * k + t])
-                    seg[0] += d * g * q[c]
-                    seg[1] += v * g * q[c]
-                    seg[2] += v * g * qd[c]
-        out[j, 0] = -0.5 * (cum[0] + seg[0])
-        out[j, 1] = -(cum[1] + seg[1])
-        out[j, 2] = -(cum[2] + seg[2])
+                out[j, 3 + a] += F[oV + j * k + s] * q[i]
+                out[j, 5 + a] += F[oV + j * k + s] * qd[i]
+        x0, x1, x2 = cum[0] + pt_x[j, 0], cum[1] + pt_x[j, 1], cum[2] + pt_x[j, 2]
+        x3, x4, x5 = cum[3] + pt_x[j, 3], cum[4] + pt_x[j, 4], cum[5] + pt_x[j, 5]
+        out[j, 7] = -0.125 * x3
+        out[j, 8] = -0.5 * x4
+        out[j, 9] = -0.5 * x5
+        out[j, 0] = -0.5 * x0 + out[j, 7]
+        out[j, 1] = -x1 + out[j, 8]
+        out[j, 2] = -x2 + out[j, 9]
 
 
 @kernel
-def _segment_products(F, row, e, q, qd, which):
-    """Σ_a x_aᵀ G_e y_a on segment e: (δ, δ), (δ̇, δ) or (δ̇, δ̇) for ``which`` 0, 1, 2."""
-    k, n = row.fs_width, row.m // row.planes
-    oS, oG = row.o_fs_support, row.o_fs_gram
-    total = 0.0
-    for a in range(row.planes):
-        base = row.column + a * n
-        for s in range(k):
-            i = base + int(F[oS + e * k + s])
-            x = q[i] if which == 0 else qd[i]
-            for t in range(k):
-                c = base + int(F[oS + e * k + t])
-                y = qd[c] if which == 2 else q[c]
-                total += x * F[oG + (e * k + s) * k + t] * y
-    return total
-
-
-@kernel
-def add_local_product(F, row, start, E, q, weight, out, offset):
-    """out[offset + plane a coordinates of segment E's support] += weight · X δ_a on that support,
-    for X the k × k block at F[start:] (a segment's G_e or a point's partial Gram), every plane."""
-    k, n = row.fs_width, row.m // row.planes
-    oS = row.o_fs_support + E * k
-    for a in range(row.planes):
-        base = a * n
-        for s in range(k):
-            value = 0.0
-            for t in range(k):
-                value += F[start + s * k + t] * q[row.column + base + int(F[oS + t])]
-            out[offset + base + int(F[oS + s])] += weight * value
-
-
-@kernel
-def add_h_sum(F, row, q, coeff, out, offset):
-    """out[offset + plane a coordinates] += Σ_j coeff[j] h_j (h_j,a = H_j δ_a), through the
-    segments: Σ_e (G_e δ) C_{>e} + Σ_j coeff_j partial_j δ, C_{>e} = Σ_{segment_j > e} coeff_j."""
-    S, Q, k = row.fs_segments, row.fs_points, row.fs_width
-    oG, oE, oP = row.o_fs_gram, row.o_fs_segment, row.o_fs_partial
+def add_h_sum(F, row, seg_t, pt_t, coeff, out, offset):
+    """out[offset + plane a coordinates] += Σ_j coeff[j] h_j through the segments,
+    h_j = Σ_{e<E} t_e + t_j: Σ_e t_e C_{>e} + Σ_j coeff_j t_j, C_{>e} = Σ_{segment_j > e} coeff_j
+    (t: :func:`intervals`' vectors, the whole h or its quartic part)."""
+    S, Q = row.fs_segments, row.fs_points
+    oE = row.o_fs_segment
     per_segment = np.zeros(S)
     for j in range(Q):
         per_segment[int(F[oE + j])] += coeff[j]
     later = 0.0  # C_{>e}, built from the last segment down
     for e in range(S - 1, -1, -1):
         if later != 0.0:
-            add_local_product(F, row, oG + e * k * k, e, q, later, out, offset)
+            _scatter(F, row, e, seg_t[e], later, out, offset)
         later += per_segment[e]
     for j in range(Q):
         if coeff[j] != 0.0:
-            add_local_product(F, row, oP + j * k * k, int(F[oE + j]), q, coeff[j], out, offset)
+            _scatter(F, row, int(F[oE + j]), pt_t[j], coeff[j], out, offset)
+
+
+@kernel
+def _scatter(F, row, E, local, weight, out, offset):
+    """out[offset + plane a coordinates of segment E's support] += weight · local[a k + s]."""
+    k, n = row.fs_width, row.m // row.planes
+    oS = row.o_fs_support + E * k
+    for a in range(row.planes):
+        for s in range(k):
+            out[offset + a * n + int(F[oS + s])] += weight * local[a * k + s]
 
 
 @kernel
@@ -136,31 +197,21 @@ def add_phi_sum(F, row, coeff, plane, out, offset):
 
 
 @kernel
-def add_h_gram(F, row, q, M, offset):
+def add_h_gram(F, row, seg_t, pt_t, M, offset):
     """M[offset + δ, offset + δ] += Σ_j μ_j h_j h_jᵀ (every plane pair), by the running prefix
-    P_E = Σ_{e<E} G_e δ: Σ_E [m_E P P ᵀ + P c_Eᵀ + c_E Pᵀ] + Σ_j μ_j l_j l_jᵀ with l_j = partial_j δ,
-    c_E = Σ_{j∈E} μ_j l_j, m_E = Σ_{j∈E} μ_j, and m_E P Pᵀ summed as Σ_e M_{>e}(t t ᵀ + t Pᵀ + P tᵀ)."""
-    S, Q, k, planes = row.fs_segments, row.fs_points, row.fs_width, row.planes
-    n, m = row.m // planes, row.m
-    oS, oG, oE, oP, oM = row.o_fs_support, row.o_fs_gram, row.o_fs_segment, row.o_fs_partial, row.o_fs_mass
-    P = np.zeros(m)  # running prefix Σ_{e<E} G_e δ (all planes)
-    c = np.zeros((S, m))  # c_E on its support (scattered)
+    P_E = Σ_{e<E} t_e: Σ_E [m_E P Pᵀ + P c_Eᵀ + c_E Pᵀ] + Σ_j μ_j t_j t_jᵀ with c_E = Σ_{j∈E} μ_j t_j,
+    m_E = Σ_{j∈E} μ_j, and m_E P Pᵀ summed as Σ_e M_{>e}(t_e t_eᵀ + t_e Pᵀ + P t_eᵀ)."""
+    S, Q, m = row.fs_segments, row.fs_points, row.m
+    oE, oM = row.o_fs_segment, row.o_fs_mass
+    P = np.zeros(m)  # running prefix Σ_{e<E} t_e (all planes)
+    c = np.zeros((S, m))  # c_E (scattered)
     mass_in = np.zeros(S)
-    local = np.zeros(m)
     for j in range(Q):
         E = int(F[oE + j])
         mu = F[oM + j]
         mass_in[E] += mu
-        for x in range(m):
-            local[x] = 0.0
-        add_local_product(F, row, oP + j * k * k, E, q, 1.0, local, 0)
-        for a in range(planes):
-            for s in range(k):
-                if _padded(F, oS + E * k, s):
-                    continue
-                x = a * n + int(F[oS + E * k + s])
-                c[E, x] += mu * local[x]
-        _add_local_outer(F, row, E, local, mu, M, offset)
+        _scatter(F, row, E, pt_t[j], mu, c[E], 0)
+        _add_local_outer(F, row, E, pt_t[j], mu, M, offset)
     beyond = np.zeros(S)  # M_{>e}
     for e in range(S - 2, -1, -1):
         beyond[e] = beyond[e + 1] + mass_in[e + 1]
@@ -174,10 +225,9 @@ def add_h_gram(F, row, q, M, offset):
                 if P[y] != 0.0:
                     M[offset + y, offset + x] += P[y] * c[E, x]
                     M[offset + x, offset + y] += c[E, x] * P[y]
-        # t = G_E δ on its support; M_{>E} (t tᵀ + t Pᵀ + P tᵀ)
         for x in range(m):
             t[x] = 0.0
-        add_local_product(F, row, oG + E * k * k, E, q, 1.0, t, 0)
+        _scatter(F, row, E, seg_t[E], 1.0, t, 0)
         weight = beyond[E]
         if weight != 0.0:
             for x in range(m):
@@ -192,7 +242,8 @@ def add_h_gram(F, row, q, M, offset):
 
 @kernel
 def _add_local_outer(F, row, E, local, mu, M, offset):
-    """M[offset + x, offset + y] += μ l_x l_y over the support of segment E (every plane)."""
+    """M[offset + x, offset + y] += μ l_x l_y over the support of segment E (every plane) for
+    l = local (a k + s layout)."""
     k, n = row.fs_width, row.m // row.planes
     oS = row.o_fs_support
     for a in range(row.planes):
@@ -205,7 +256,7 @@ def _add_local_outer(F, row, E, local, mu, M, offset):
                     if _padded(F, oS + E * k, t):
                         continue
                     y = b * n + int(F[oS + E * k + t])
-                    M[offset + x, offset + y] += mu * local[x] * local[y]
+                    M[offset + x, offset + y] += mu * local[a * k + s] * local[b * k + t]
 
 
 @kernel(inline="always")
@@ -218,31 +269,42 @@ def _padded(F, start, s):
 def gram_inertia(F, row, q, qd, nu, want_force, M, b):
     """Add the Gram terms of a stiffened beam to its M_b (M[:6 + m, :6 + m], beam axes) and, if
     ``want_force``, ΔṀ_b ν − (0, 0, ∂ΔT/∂δ) to b (module docstring)."""
-    Q = row.fs_points
-    m = row.m
-    oM = row.o_fs_mass
-    pts = np.zeros((Q, 7))
-    point_scalars(F, row, q, qd, pts)
-    dQxx, dQxy, dQxz = 0.0, 0.0, 0.0
+    S, Q = row.fs_segments, row.fs_points
+    m, width = row.m, row.planes * row.fs_width
+    oM, oX = row.o_fs_mass, row.o_fs_position
+    seg_t, seg_t4, seg_x = np.zeros((S, width)), np.zeros((S, width)), np.zeros((S, SCALARS))
+    pt_t, pt_t4, pt_x = np.zeros((Q, width)), np.zeros((Q, width)), np.zeros((Q, SCALARS))
+    intervals(F, row, q, qd, seg_t, seg_t4, seg_x, pt_t, pt_t4, pt_x)
+    pts = np.zeros((Q, 10))
+    point_scalars(F, row, q, qd, seg_x, pt_x, pts)
+    dQxx, dQxy, dQxz, U = 0.0, 0.0, 0.0, 0.0
     for j in range(Q):
         mu, u = F[oM + j], pts[j, 0]
-        dQxx += mu * u * u
+        dQxx += mu * (u * u + 2.0 * F[oX + j] * pts[j, 7])
         dQxy += mu * u * pts[j, 3]
         dQxz += mu * u * pts[j, 4]
+        U += mu * pts[j, 7]
     M[4, 4] += dQxx
     M[5, 5] += dQxx
     M[3, 4] -= dQxy
     M[4, 3] -= dQxy
     M[3, 5] -= dQxz
     M[5, 3] -= dQxz
-    rows = np.zeros((2, m))  # ΔM_Ωδ rows y, z
+    M[1, 5] += U  # S₁,x in −S̃₁ (v, ω) and S̃₁ (ω, v)
+    M[5, 1] += U
+    M[2, 4] -= U
+    M[4, 2] -= U
+    rows = np.zeros((3, m))  # ΔM_Ωδ rows y, z and the axial row of A
     coeff = np.empty(Q)
     for j in range(Q):
         coeff[j] = -F[oM + j] * pts[j, 4]
-    add_h_sum(F, row, q, coeff, rows[0], 0)
+    add_h_sum(F, row, seg_t, pt_t, coeff, rows[0], 0)
     for j in range(Q):
         coeff[j] = F[oM + j] * pts[j, 3]
-    add_h_sum(F, row, q, coeff, rows[1], 0)
+    add_h_sum(F, row, seg_t, pt_t, coeff, rows[1], 0)
+    for j in range(Q):
+        coeff[j] = -F[oM + j]
+    add_h_sum(F, row, seg_t4, pt_t4, coeff, rows[2], 0)
     for j in range(Q):
         coeff[j] = F[oM + j] * pts[j, 0]
     add_phi_sum(F, row, coeff, 0, rows[1], 0)
@@ -255,29 +317,42 @@ def gram_inertia(F, row, q, qd, nu, want_force, M, b):
         M[6 + x, 4] += rows[0, x]
         M[5, 6 + x] += rows[1, x]
         M[6 + x, 5] += rows[1, x]
-    add_h_gram(F, row, q, M, 6)
+        M[0, 6 + x] += rows[2, x]
+        M[6 + x, 0] += rows[2, x]
+    add_h_gram(F, row, seg_t, pt_t, M, 6)
     if want_force:
-        _gram_forces(F, row, q, pts, nu, b)
+        _gram_forces(F, row, q, pts, seg_t, seg_t4, pt_t, pt_t4, nu, b)
 
 
 @kernel
-def _gram_forces(F, row, q, pts, nu, b):
+def _gram_forces(F, row, q, pts, seg_t, seg_t4, pt_t, pt_t4, nu, b):
     """ΔṀ_b ν − (0, 0, ∂ΔT/∂δ) into b (module docstring)."""
-    Q, oM = row.fs_points, row.o_fs_mass
-    wx, wy, wz = nu[3], nu[4], nu[5]
+    Q, oM, oX = row.fs_points, row.o_fs_mass, row.o_fs_position
+    vy, vz, wx, wy, wz = nu[1], nu[2], nu[3], nu[4], nu[5]
     ch = np.empty(Q)
     cy = np.empty(Q)
     cz = np.empty(Q)
+    c4 = np.empty(Q)
+    Ud = 0.0
     for j in range(Q):
-        mu = F[oM + j]
+        mu, x = F[oM + j], F[oX + j]
         u, ud, r, y, z, yd, zd = pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3], pts[j, 4], pts[j, 5], pts[j, 6]
+        ud4, r4 = pts[j, 8], pts[j, 9]
+        Ud += mu * ud4
+        b[0] += mu * r4
         b[3] -= mu * (ud * (wy * y + wz * z) + u * (wy * yd + wz * zd))
-        b[4] += mu * (2.0 * wy * u * ud - wx * (yd * u + y * ud) + z * r)
-        b[5] += mu * (2.0 * wz * u * ud - wx * (zd * u + z * ud) - y * r)
+        b[4] += mu * (2.0 * wy * (u * ud + x * ud4) - wx * (yd * u + y * ud) + z * r)
+        b[5] += mu * (2.0 * wz * (u * ud + x * ud4) - wx * (zd * u + z * ud) - y * r)
         ch[j] = mu * ((wy * wy + wz * wz) * u - wx * (wy * y + wz * z) - 2.0 * wy * zd + 2.0 * wz * yd - r)
         cy[j] = mu * (wx * wy * u + 2.0 * wz * ud)
         cz[j] = mu * (wx * wz * u - 2.0 * wy * ud)
-    add_h_sum(F, row, q, ch, b, 6)
+        c4[j] = mu * (vy * wz - vz * wy + (wy * wy + wz * wz) * x)
+    b[1] += Ud * wz
+    b[2] -= Ud * wy
+    b[4] -= Ud * vz
+    b[5] += Ud * vy
+    add_h_sum(F, row, seg_t, pt_t, ch, b, 6)
+    add_h_sum(F, row, seg_t4, pt_t4, c4, b, 6)
     add_phi_sum(F, row, cy, 0, b, 6)
     if row.planes == 2:
         add_phi_sum(F, row, cz, 1, b, 6)
