@@ -9,7 +9,7 @@ import numpy as np
 
 import shapes
 from core.arm import Arm
-from core.arm.loads import distal_load
+from core.arm.loads import distal_load, distal_static_moment
 from core.dynamics.basis import BeamBasis, TranslatingBasis
 from core.dynamics.engine import ChainModel
 from core.dynamics.kinematics import check_free_length
@@ -94,8 +94,8 @@ class AssumedModesModel(ChainModel):
     arm : Arm
     shape : str
         Default shape family for every flexible link, a name of :data:`shapes.FAMILIES`
-        (``"clamped-free"``, ``"pinned-pinned"``, ``"clamped-mass"``; on a translating link
-        also ``"beta-ode"``).
+        (``"clamped-free"``, ``"pinned-pinned"``, ``"clamped-mass"``, ``"fe-modes"``; on a
+        translating link also ``"beta-ode"``, and not ``"fe-modes"``).
     modes : int
         Default number of modes per bending plane.
     shapes : mapping, optional
@@ -128,7 +128,9 @@ class AssumedModesModel(ChainModel):
     ``"clamped-mass"`` without ratios takes the distal load of the link
     (:func:`core.arm.loads.distal_load`): the mass beyond its tip and the rotary
     inertia about the tip's in-plane bending axis, so μ = M/(ρA L) and
-    j = J/(ρA L³). Both bending planes of a link use the same shapes. ``choices``
+    j = J/(ρA L³). ``"fe-modes"`` takes that load with its static moment and the link's own
+    lumped masses (:class:`shapes.FeModes`, docs/FE_MODES.md). Both bending planes of a link
+    use the same shapes. ``choices``
     records each link's ``(family, modes, params)`` as ``shapes`` takes them.
 
     A translating link (flexible, on a prismatic joint) uses a clamped family
@@ -191,7 +193,9 @@ def _link_family(
     if cls.needs_tip_load:
         mass, inertia = distal_load(arm, number, reference)
         length = reference[number - 1] if translating else link.length
-        load = shapes.TipLoad(mass, inertia, link.mass_per_length, length)
+        lumped = tuple((p.position, p.mass, p.inertia) for p in link.lumped_masses)
+        moment = distal_static_moment(arm, number, reference)
+        load = shapes.TipLoad(mass, inertia, link.mass_per_length, length, lumped, moment)
     try:
         parameters = cls.link_parameters(params, load)
     except ValueError as error:

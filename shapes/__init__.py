@@ -14,6 +14,8 @@ pinned-pinned  w = w'' = 0 at both ends (chord frame)    sin β = 0
 clamped-free   w = w' = 0 at the joint, free tip         1 + cos β cosh β = 0
 clamped-mass   clamped, tip mass M and rotary inertia J  see :mod:`shapes.clamped_roots`
 beta-ode       clamped-mass of changing free length l    same, with μ(l), j(l)
+fe-modes       clamped, tip load and lumped masses       eigenvalues of the link's
+                                                         Hermite element model
 ============== ========================================= =========================
 
 Inner product and normalization are described in :mod:`shapes.base`.
@@ -27,6 +29,7 @@ from typing import Any
 from shapes.base import ModalIntegrals, ShapeFamily, TipLoad
 from shapes.beta_ode import TRACKERS, BetaHistory, BetaODE
 from shapes.clamped import ClampedFree, ClampedMass
+from shapes.fe_modes import FeModes
 from shapes.pinned_pinned import PinnedPinned
 
 #: Shape families by registry name: the built-in ones; a new family is a module in this
@@ -35,6 +38,7 @@ FAMILIES: dict[str, type[ShapeFamily]] = {
     "clamped-free": ClampedFree,
     "clamped-mass": ClampedMass,
     "beta-ode": BetaODE,
+    "fe-modes": FeModes,
     "pinned-pinned": PinnedPinned,
 }
 
@@ -47,7 +51,7 @@ def fixed_length_families() -> list[str]:
 def translating_families() -> list[str]:
     """Families a translating link can use: clamped at the hub exit (fixed on η = s/l, or
     following the free length)."""
-    return [name for name, cls in FAMILIES.items() if cls.frame == "clamped"]
+    return [name for name, cls in FAMILIES.items() if cls.frame == "clamped" and cls.translating]
 
 
 def family(name: str, **params: Any) -> ShapeFamily:
@@ -82,6 +86,7 @@ __all__ = [
     "BetaODE",
     "ClampedFree",
     "ClampedMass",
+    "FeModes",
     "ModalIntegrals",
     "PinnedPinned",
     "ShapeFamily",

@@ -137,12 +137,21 @@ class TipLoad:
         ρA [kg/m] of the link.
     length : float
         The length L [m] the shapes are built for (a translating link's reference free length).
+    lumped : tuple of (float, float, float)
+        The link's own lumped masses along its span, (position s [m], mass [kg], rotary
+        inertia [kg m²]) each (:class:`core.arm.LumpedMass`); empty by default.
+    moment : float
+        S [kg m], the first moment of the mass beyond the tip along the link's axis
+        (:func:`core.arm.loads.distal_static_moment`): it couples the tip deflection and
+        slope of a rigid distal body; 0 by default (clamped-mass leaves it out).
     """
 
     mass: float
     inertia: float
     mass_per_length: float
     length: float
+    lumped: tuple[tuple[float, float, float], ...] = ()
+    moment: float = 0.0
 
     @property
     def mass_ratio(self) -> float:
@@ -153,6 +162,17 @@ class TipLoad:
     def inertia_ratio(self) -> float:
         """j = J/(ρA L³)."""
         return self.inertia / (self.mass_per_length * self.length**3)
+
+    @property
+    def moment_ratio(self) -> float:
+        """s = S/(ρA L²)."""
+        return self.moment / (self.mass_per_length * self.length**2)
+
+    @property
+    def lumped_ratios(self) -> tuple[tuple[float, float, float], ...]:
+        """The lumped masses as (η = s/L, m/(ρA L), J/(ρA L³)) each."""
+        rho, L = self.mass_per_length, self.length
+        return tuple((s / L, m / (rho * L), J / (rho * L**3)) for s, m, J in self.lumped)
 
 
 class ShapeFamily(ABC):
@@ -175,6 +195,9 @@ class ShapeFamily(ABC):
     #: True for a family whose shapes depend on the load beyond the link's tip: a model
     #: hands :meth:`link_parameters` and :meth:`follower` the link's :class:`TipLoad`.
     needs_tip_load: ClassVar[bool] = False
+    #: False for a clamped family a translating link may not use (its shapes are built for
+    #: one fixed link, e.g. from the link's own element model).
+    translating: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._betas = np.empty(0)

@@ -1,9 +1,11 @@
 """The sweep's discretizations: one registry of backends, one value per case.
 
 A study sweeps an arm over discretizations: assumed modes (a shape family and
-a number of modes per bending plane) and finite elements (a frame and a number
-of elements per link). Everything a study needs to know about a backend lives
-in its :class:`Backend` entry of :data:`BACKENDS` — how its cases follow from
+a number of modes per bending plane), finite elements (a frame and a number
+of elements per link) and rigid segments (a number of segments per link; their
+shape is always ``clamped``: the chain starts at the joint). Everything a study
+needs to know about a backend lives in its :class:`Backend` entry of
+:data:`BACKENDS` — how its cases follow from
 the ``[sweep]`` table, how to build the model, its label and its size column
 (:class:`SizeColumn`: the ``[sweep]`` list of its sizes and the result column
 of a case's size) — so a new backend is registered here and nowhere else: the
@@ -12,7 +14,7 @@ registry when a config is validated, and result tables their columns.
 
 A case is a :class:`Case`: its number and a frozen :class:`Discretization`.
 Result tables keep the columns users know, :func:`discretization_columns`
-(``backend, shape`` and every registered size column: ``modes, elements``),
+(``backend, shape`` and every registered size column: ``modes, elements, segments``),
 with a blank where a discretization has no such size (an AMM case has no
 element count). A study whose ``[sweep]`` gives ``geometric_stiffening`` adds
 :data:`STIFFENING_COLUMN` to every row (its cases are built with and/or
@@ -42,6 +44,9 @@ if TYPE_CHECKING:  # validating a config needs neither pandas nor the engine
 #: The column of a study whose sweep gives ``geometric_stiffening`` (after the
 #: :func:`discretization_columns`).
 STIFFENING_COLUMN = "geometric_stiffening"
+#: Segments per flexible link above this are refused (mirrors ``fem.segments.MAX_SEGMENTS``,
+#: which validating a config does not import).
+MAX_SEGMENTS = 2000
 #: Modes per bending plane or elements per link above this are refused: a model's squared
 #: frequencies span about size⁴, past the 1e16 that double precision resolves beyond it.
 MAX_SIZE = 100_000
@@ -197,6 +202,11 @@ class Backend:
     coordinates_per_plane : callable
         size → flexible coordinates per bending plane of a link (for estimates
         before anything is built).
+    reference_rank : int
+        Which backend's finest case a sweep takes as its reference (:func:`finest_case`): the
+        highest rank first, then the most coordinates. AMM and FEM 1; the rigid segments 0,
+        whose frequencies converge as h² only (against h⁴ for elements, fem.segments), so they
+        are the reference of a sweep that has no other case.
     """
 
     label: str
@@ -204,6 +214,7 @@ class Backend:
     shapes: Callable[[Sequence[str]], list[str]]
     build: Callable[[Arm, Discretization, Any], Model]
     coordinates_per_plane: Callable[[int], int]
+    reference_rank: int = 1
 
     @property
     def size_column(self) -> str:
@@ -249,6 +260,14 @@ def _fem_model(arm: Arm, d: Discretization, reference) -> Model:
     return FiniteElementModel(arm, elements=d.size, frame=d.shape, **_stiffening(d))
 
 
+def _segments_model(arm: Arm, d: Discretization, reference) -> Model:
+    from fem.segments import FiniteSegmentModel
+
+    # Rigid pieces are geometrically exact: geometric_stiffening changes nothing, and is passed
+    # on only to be recorded (fem.segments).
+    return FiniteSegmentModel(arm, segments=d.size, **_stiffening(d))
+
+
 #: Backends by config name.
 BACKENDS: dict[str, Backend] = {
     "amm": Backend(
@@ -269,6 +288,22 @@ BACKENDS: dict[str, Backend] = {
         lambda names: list(dict.fromkeys(shapes.FAMILIES[name].frame for name in names)),
         _fem_model,
         lambda elements: 2 * elements,  # w and θ per node, two nodal values fixed by either frame
+    ),
+    "segments": Backend(
+        "Segments",
+        SizeColumn(
+            "segments",
+            "rigid segments per flexible link: one torsional spring EI/h per bending plane at the middle "
+            "of each of the equal elements h = L/segments (fem.segments), the same count on every "
+            "flexible link.",
+            (8,),
+            limit=MAX_SEGMENTS,
+            limit_why="every segment is a rigid body of one dense chain",
+        ),
+        lambda names: ["clamped"] if names else [],  # the chain starts at the joint, whatever the family
+        _segments_model,
+        lambda segments: segments,  # one spring angle per segment and bending plane
+        reference_rank=0,
     ),
 }
 
@@ -358,12 +393,15 @@ def label_of(row: Any) -> str:
 
 
 def finest_case(results: pd.DataFrame) -> int:
-    """Number of the case with the most coordinates (ties: FEM over AMM, then the later case).
+    """Number of the case with the most coordinates among the backends of the highest
+    :attr:`Backend.reference_rank` (ties: FEM over AMM, then the later case).
 
     ``results`` has ``case``, ``n_dof`` and ``backend`` columns; this is the
     reference wherever no exact one exists.
     """
-    order = results.drop_duplicates("case").sort_values(["n_dof", "backend", "case"])
+    cases = results.drop_duplicates("case")
+    rank = cases["backend"].map(lambda name: getattr(BACKENDS.get(name), "reference_rank", 1))
+    order = cases.assign(_rank=rank).sort_values(["_rank", "n_dof", "backend", "case"])
     return int(order.iloc[-1]["case"])
 
 

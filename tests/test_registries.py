@@ -165,13 +165,13 @@ def test_a_new_backend_with_its_own_size_column_runs_and_is_labelled(toy_backend
         {"n_frequencies": 1},
     )
     results = run(tmp_path, data)
-    assert list(results.columns[:6]) == ["case", "backend", "shape", "modes", "elements", "cells"]
+    assert list(results.columns[:7]) == ["case", "backend", "shape", "modes", "elements", "segments", "cells"]
     toy, amm = results[results["backend"] == "toy"], results[results["backend"] == "amm"]
     assert toy["cells"].tolist() == [2] and toy["modes"].isna().all()  # blank, not 0
     assert amm["modes"].tolist() == [3] and amm["cells"].isna().all()
     assert toy["omega"].tolist() == amm["omega"].tolist()  # toy x2 is AMM x3
     summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "| toy | clamped-free |  |  | 2 |" in summary
+    assert "| toy | clamped-free |  |  |  | 2 |" in summary
     assert "TOY clamped-free x2" in summary
     data["sweep"]["cells"] = [0]
     with pytest.raises(ConfigError, match=r"sweep\.cells\[1\]: must be > 0, got 0"):

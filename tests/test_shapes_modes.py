@@ -173,7 +173,7 @@ def test_modal_integrals_match_brute_force_quadrature(family_index, i, k):
 
 
 def test_registry_builds_every_family_and_rejects_bad_input():
-    assert set(shapes.FAMILIES) == {"pinned-pinned", "clamped-free", "clamped-mass", "beta-ode"}
+    assert set(shapes.FAMILIES) == {"pinned-pinned", "clamped-free", "clamped-mass", "beta-ode", "fe-modes"}
     assert shapes.family("clamped-mass", mass_ratio=1.0, inertia_ratio=0.1) == shapes.ClampedMass(1.0, 0.1)
     assert shapes.family("clamped-mass") == shapes.ClampedMass(0.0, 0.0)
     assert isinstance(shapes.family("pinned-pinned"), shapes.PinnedPinned)

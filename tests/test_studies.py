@@ -738,7 +738,8 @@ def test_frequency_studies_pair_mode_shapes_by_mac(tmp_path):
     assert first == (tmp_path / "b" / "agreement.csv").read_text()
     table = pd.read_csv(tmp_path / "a" / "agreement.csv", keep_default_na=False)
     assert list(table.columns) == [
-        "case", "backend", "shape", "modes", "elements", "mode", "paired_mode", "mac", "omega", "reference_omega", "flag"
+        "case", "backend", "shape", "modes", "elements", "segments", "mode", "paired_mode", "mac", "omega",
+        "reference_omega", "flag",
     ]  # fmt: skip
     finest = table[(table["backend"] == "fem") & (table["shape"] == "pinned")]
     np.testing.assert_allclose(finest["mac"].astype(float), 1.0, rtol=1e-12)

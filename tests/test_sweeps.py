@@ -157,7 +157,7 @@ def test_a_payload_mass_sweep_has_exact_references_at_every_point(tmp_path):
         assert (np.diff(along.sort_values("point")["omega"]) < 0).all()
     tracked = pd.read_csv(folder / "tracked_frequencies.csv")
     assert list(tracked.columns) == [
-        "case", "backend", "shape", "modes", "elements", "tracked_mode", "point", "payload_mass",
+        "case", "backend", "shape", "modes", "elements", "segments", "tracked_mode", "point", "payload_mass",
         "mode", "omega", "hz", "tracking_mac",
     ]  # fmt: skip
     events = pd.read_csv(folder / "crossings.csv")

@@ -540,8 +540,7 @@ class ChainModel(Model):
         return float(0.5 * q @ self.stiffness_matrix(q) @ q) + oracle.gravity_potential(self, q)
 
     def point_position(self, link: int, s: float, q) -> np.ndarray:
-        if not (isinstance(link, (int, np.integer)) and 1 <= link <= self.arm.n_links):
-            raise ValueError(f"link must be a link number from 1 to {self.arm.n_links}, got {link!r}")
+        link = check.link_number(link, self.arm.n_links)
         description = self.arm.links[link - 1]
         q = np.asarray(self._check(q), dtype=float)
         if link in self.translating:
@@ -550,8 +549,7 @@ class ChainModel(Model):
             lower, upper = l - description.length, l
         else:
             lower, upper = 0.0, description.length
-        if not (np.isfinite(s) and lower - 1e-12 * description.length <= s <= upper * (1 + 1e-12)):
-            raise ValueError(f"s must lie in [{lower}, {upper}] on link {link}, got {s!r}")
+        s = check.on_link(s, link, lower, upper, description.length)
         return self.point_positions(np.array([link]), np.array([float(s)]), q[None])[0, 0]
 
     def point_positions(self, links, s, Q) -> np.ndarray:

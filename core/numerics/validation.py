@@ -227,3 +227,18 @@ __all__ = [
     "sequence_items",
     "vector3",
 ]
+
+
+def link_number(link: object, n_links: int) -> int:
+    """A link number 1 … n_links (the argument of the point and load functions of a model)."""
+    if not (isinstance(link, (int, np.integer)) and 1 <= link <= n_links):
+        raise ValueError(f"link must be a link number from 1 to {n_links}, got {link!r}")
+    return int(link)
+
+
+def on_link(s: float, link: int, lower: float, upper: float, length: float) -> float:
+    """A material coordinate s [m] of link ``link`` within [lower, upper], up to 1e-12 of its
+    ``length`` (the ends as a user writes them)."""
+    if not (np.isfinite(s) and lower - 1e-12 * length <= s <= upper * (1 + 1e-12)):
+        raise ValueError(f"s must lie in [{lower}, {upper}] on link {link}, got {s!r}")
+    return float(s)
