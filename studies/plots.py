@@ -3,23 +3,30 @@
 Every figure follows the same conventions, so a reader learns them once:
 
 * every axis names its quantity with the unit in brackets ([rad], [N·m], [m],
-  [rad/s], [1/s], [–] for a ratio); a count reads "number of …";
+  [rad/s], [1/s], [–] for a ratio); a count on an x axis reads "number of …";
+  every y axis has brackets (a normalized mode shape is in [1/√kg]);
 * the backend of a discretization is told by line style (and marker), the
   quantity (a joint, a mode, a case of one backend) by colour; within a figure a
   colour or a line style means the same in every panel and no two things share a
-  colour;
+  colour; no two legend entries share a (colour, line style) pair;
 * curves that may coincide (AMM and FEM, two solvers) are drawn from thick to
   thin, so a curve on top of another leaves both visible;
 * text is at least 8 pt and figures are 3.5 in (one column) or 7 in (two
   columns) wide, so nothing shrinks below 8 pt in a paper;
 * a quantity that is identically zero is not drawn (the panel says so);
 * log axes are labelled at decades or at the data's own sizes, never at
-  crowded minor ticks; values spanning zero and many decades get a symmetric
-  log axis whose limits hold every point;
+  crowded minor ticks (major and minor labels never overlap); values spanning zero
+  and many decades get a symmetric log axis whose limits hold every point, and a
+  summary that says "symmetric log" says it of a panel that has one;
+* a run that diverges, or a start-up transient, does not flatten the rest: the
+  panel is clipped and says so in a note, and so does the summary;
+* times measured once per case are points (markers without connecting lines):
+  a line between noisy measurements draws a trend that is not there;
+* output file names are ASCII letters, digits and ``._-`` only;
 * guide lines (zero lines, link boundaries) carry the gid :data:`GUIDE`.
 
 This module holds the conventions and what every figure shares (style, colours, line
-styles, axes, :func:`save`) and :func:`time_plot`, the time histories two kinds draw. A
+styles, axes, :func:`save`); :mod:`studies.time_figures` the time histories two kinds draw. A
 kind's own figures live beside it (``studies/kinds/<kind>_figures.py``, or ``figures.py`` of
 a kind's package); each ``*_plot`` function builds one figure from a tidy frame and returns
 the names of the files :func:`save` wrote. Figures call ``plots.save`` through this module,
@@ -39,9 +46,7 @@ import matplotlib.colors
 import matplotlib.image
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.lines import Line2D
 from matplotlib.ticker import (
     FixedLocator,
     FuncFormatter,
@@ -51,7 +56,7 @@ from matplotlib.ticker import (
     NullLocator,
 )
 
-from studies.discretizations import BACKENDS, label_of
+from studies.discretizations import BACKENDS
 
 #: Width of a figure spanning one column and two columns of a paper [in].
 COLUMN_WIDTH = 3.5
@@ -82,8 +87,6 @@ GUIDE = "guide"
 ZERO_FRACTION = 1e-12
 #: A mode's deflection in a plane below this fraction of its largest is round-off of its field.
 SHAPE_ROUND_OFF = 1e-9
-#: A time history whose largest |value| exceeds this multiple of its 95th percentile gets a symlog axis.
-SPIKE_RATIO = 100.0
 
 
 def styled(function):
@@ -227,16 +230,35 @@ def size_ticks(axis, values, which: str = "x", min_gap: float = 0.09) -> None:
 
 def decade_ticks(axis, which: str = "y") -> None:
     """Label a log axis at decades (10ⁿ) only; an axis holding fewer than two decades at
-    1, 2 and 5 × 10ⁿ in plain numbers. Call after the data are drawn."""
+    1, 2 and 5 × 10ⁿ in plain numbers (at 1…9 × 10ⁿ, or at three sizes of two digits, where
+    that leaves fewer than two labels); minor ticks unlabelled. Call after the data are drawn."""
     low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
     target = _target(axis, which)
     if np.floor(np.log10(high)) - np.ceil(np.log10(low)) < 1.0:  # fewer than two decades inside
-        target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        target.set_major_locator(FixedLocator(_plain_ticks(low, high)))
         target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     else:
         target.set_major_locator(LogLocator(base=10, numticks=8))
         target.set_major_formatter(LogFormatterSciNotation())
     target.set_minor_formatter(NullFormatter())
+
+
+def _plain_ticks(low: float, high: float) -> np.ndarray:
+    """Two or three tick values inside [low, high] (> 0): 1, 2, 5 × 10ⁿ, else every other of
+    1…9 × 10ⁿ (at most three), else two sizes evenly spaced in log, rounded to two digits (or
+    more, until they differ)."""
+    decades = 10.0 ** np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
+    for subs in ((1.0, 2.0, 5.0), tuple(range(1, 10))):
+        ticks = np.outer(decades, subs).ravel()
+        ticks = ticks[(ticks >= low) & (ticks <= high)]
+        if ticks.size >= 2:
+            return ticks[:: int(np.ceil(ticks.size / 3))] if len(subs) > 3 else ticks
+    inner = np.geomspace(low, high, 4)[1:-1]
+    for digits in (2, 3, 4):
+        ticks = np.unique([float(f"{value:.{digits}g}") for value in inner])
+        if ticks.size == 2:
+            break
+    return ticks
 
 
 def symlog_axis(axis, values, which: str = "y", per_side: int = 4, depth: int = 6) -> None:
@@ -282,102 +304,3 @@ def figure_legend(figure, handles, labels, where: str = "upper", columns: int | 
         ncols=len(labels) if columns is None else columns,
         frameon=False,
     )
-
-
-# -- figures shared by kinds -------------------------------------------------------
-
-
-@styled
-def time_plot(
-    results: pd.DataFrame,
-    columns: list[list[str]],
-    ylabels: list[str],
-    folder: Path,
-    stem: str,
-    by: list[str] | None = None,
-    split: str | None = None,
-    panel_height: float = 1.75,
-) -> list[str]:
-    """Time histories of several cases overlaid: one row of panels per group of columns
-    (labelled by ``ylabels``, units included), one column of panels per value of ``split``
-    (a direction, say). Colour tells the column (quantity) in a panel, line style the case
-    (or the group of the ``by`` columns: a case and a solver; a column with a single value
-    is left out of the labels); a column that is zero throughout is not drawn, a history
-    spanning many decades gets a symmetric log axis. ``panel_height`` [in] per row of panels."""
-    groups = _line_groups(results, [c for c in (by or ["case"]) if c in results and c != split])
-    splits = list(dict.fromkeys(results[split])) if split else [None]
-    figure, axes = panel_grid(
-        len(columns), len(splits), (PAGE_WIDTH, panel_height * len(columns) + 0.5), sharex=True
-    )
-    for row, (group_columns, ylabel) in enumerate(zip(columns, ylabels, strict=True)):
-        present = [c for c in group_columns if c in results and results[c].notna().any()]
-        largest = {c: float(np.nanmax(np.abs(results[c].to_numpy(float)))) for c in present}
-        panel_largest = max(largest.values(), default=0.0)
-        drawn = [c for c in present if largest[c] > ZERO_FRACTION * panel_largest and largest[c] > 0]
-        palette = dict(zip(drawn, colours(len(drawn)), strict=True))
-        for column_index, value in enumerate(splits):
-            inside = np.ones(len(results), bool) if split is None else (results[split] == value).to_numpy()
-            _history_panel(axes[row, column_index], results, inside, groups, palette)
-            if row == 0 and value is not None:
-                axes[row, column_index].set_title(str(value))
-        axes[row, 0].set_ylabel(ylabel)
-        _quantity_legend(axes[row, -1], palette, [c for c in present if c not in drawn])
-    for axis in axes[-1]:
-        axis.set_xlabel("time [s]")
-    figure_legend(
-        figure,
-        [
-            Line2D([], [], color="0.25", linestyle=LINE_STYLES[i % len(LINE_STYLES)])
-            for i in range(len(groups))
-        ],
-        [label for _, label in groups],
-        columns=2 if len(groups) == 4 else min(len(groups), 3),
-    )
-    return save(figure, folder, stem)
-
-
-def _line_groups(results: pd.DataFrame, by: list[str]) -> list[tuple[np.ndarray, str]]:
-    """(row mask, legend label) of each group of the ``by`` columns, in order of appearance;
-    a label is the discretization's and the values of the ``by`` columns that vary (not case)."""
-    shown = [c for c in by if c != "case" and results[c].nunique() > 1]
-    groups = []
-    for key in results[by].drop_duplicates().itertuples(index=False, name=None):
-        mask = np.logical_and.reduce([results[c] == v for c, v in zip(by, key, strict=True)])
-        first = results[mask].iloc[0]
-        groups.append((mask, " ".join([label_of(first), *(str(first[c]) for c in shown)])))
-    return groups
-
-
-def _history_panel(axis, results: pd.DataFrame, inside: np.ndarray, groups, palette: dict) -> None:
-    """One panel of :func:`time_plot`: every column of ``palette`` (its colour) of the rows
-    ``inside`` against time, one line style per group (thick to thin); a symmetric log axis
-    when the largest value exceeds :data:`SPIKE_RATIO` times the 95th percentile."""
-    line_widths = widths(len(groups))
-    for index, (mask, _) in enumerate(groups):
-        frame = results[mask & inside]
-        for column, colour in palette.items():
-            axis.plot(
-                frame["time"],
-                frame[column],
-                color=colour,
-                linestyle=LINE_STYLES[index % len(LINE_STYLES)],
-                lw=line_widths[index],
-            )
-    if not palette:
-        return
-    values = results.loc[inside, list(palette)].to_numpy(float)
-    magnitudes = np.abs(values[np.isfinite(values)])
-    typical = np.percentile(magnitudes, 95) if magnitudes.size else 0.0
-    if typical > 0 and magnitudes.max() > SPIKE_RATIO * typical:
-        symlog_axis(axis, values.ravel(), "y", depth=int(np.ceil(np.log10(magnitudes.max() / typical))))
-
-
-def _quantity_legend(axis, palette: dict, zero: list[str]) -> None:
-    """The legend of a row of panels, right of ``axis``: the colour of each drawn column, and
-    an entry without a line for each column that is zero throughout (none for one column)."""
-    if len(palette) < 2 and not zero:
-        return
-    handles = [Line2D([], [], color=colour) for colour in palette.values()]
-    handles += [Line2D([], [], linestyle="none")] * len(zero)
-    labels = [quantity_label(c) for c in palette] + [f"{quantity_label(c)} ≡ 0" for c in zero]
-    axis.legend(handles, labels, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)

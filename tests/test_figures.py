@@ -2,8 +2,11 @@
 
 Each study kind runs a tiny config with plots on (frequencies also along a sweep); every
 figure its report saves is kept (``studies.plots.save`` wrapped) and checked: labelled axes
-with units, legends with distinct entries and styles at ≥ 8 pt, no curve that is zero
-throughout, tick labels that do not overlap, at most two columns wide.
+with units (a bracketed unit on every y axis), legends with distinct entries and no two drawn
+in the same (colour, line style), text at ≥ 8 pt, no curve that is zero throughout, tick
+labels (major and minor, measured on the drawn text) that do not overlap, at most two columns
+wide; a summary that says "symmetric log" has a figure with such an axis, and the other way
+round; every file the report writes has an ASCII name.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
+from matplotlib.lines import Line2D
+from matplotlib.ticker import LogFormatterSciNotation
 
 import studies.plots
 from core.analysis.modes import FIELD_POINTS
@@ -24,9 +29,12 @@ from core.arm.presets import one_flexible_link
 from studies.config import load_config
 from studies.runner import run_study
 
-#: A label names its unit in brackets, unless it is a count, an ordinal, a category or normalized.
+#: A label names its unit in brackets; an x label may instead be a count, an ordinal or a
+#: category. A y label always has brackets ("[–]" or "[-]" for a dimensionless quantity).
 UNIT = re.compile(r"\[[^\]]+\]")
-UNITLESS = re.compile(r"^(number of |mode number$|discretization$)|\(normalized\)")
+UNITLESS = re.compile(r"^(number of |mode number$|discretization$)")
+#: The characters of an output file name (every file system, shell and LaTeX take them).
+FILE_NAME = re.compile(r"[A-Za-z0-9._-]+")
 #: Quantities whose labels must carry this unit.
 EXPECTED_UNITS = {
     "time": "[s]",
@@ -246,11 +254,19 @@ def check_figure(stem: str, figure) -> None:
         for which in ("x", "y"):
             label = shown_label(axis, which)
             assert label.strip(), f"{stem}: an axis without {which} label"
-            assert UNIT.search(label) or UNITLESS.search(label), f"{stem}: no unit in {label!r}"
+            assert UNIT.search(label) or (which == "x" and UNITLESS.search(label)), (
+                f"{stem}: no unit in {which} label {label!r}"
+            )
             for quantity, unit in EXPECTED_UNITS.items():
                 if re.match(rf"^\|?{re.escape(quantity)}", label):
                     assert unit in label, f"{stem}: {label!r} should be in {unit}"
-            ticks = [t for t in getattr(axis, f"get_{which}ticklabels")() if t.get_visible() and t.get_text()]
+            low, high = sorted(getattr(axis, f"get_{which}lim")())
+            ticks = [
+                t
+                for minor in (False, True)
+                for t in getattr(axis, f"get_{which}ticklabels")(minor=minor)
+                if t.get_visible() and t.get_text() and low <= t.get_position()["xy".index(which)] <= high
+            ]
             assert all(t.get_fontsize() >= SMALLEST_POINTS for t in ticks), stem
             boxes = [t.get_window_extent(renderer) for t in ticks]
             assert not overlapping(boxes), (
@@ -282,6 +298,14 @@ def test_every_kind_draws_labelled_figures_with_distinct_legends(kind, tmp_path,
     for stem, figure in figures.items():
         check_figure(stem, figure)
         assert f"]({stem}.png)" in summary and (folder / f"{stem}.pdf").exists()
+    symlog = [stem for stem, figure in figures.items() if any(map(has_symlog, figure.axes))]
+    assert ("symmetric log" in summary) == bool(symlog), (kind, symlog)
+    names = [path.name for path in folder.rglob("*")]
+    assert all(FILE_NAME.fullmatch(name) for name in names), sorted(names)
+
+
+def has_symlog(axis) -> bool:
+    return "symlog" in (axis.get_xscale(), axis.get_yscale())
 
 
 def test_the_checks_catch_a_bad_figure():
@@ -309,11 +333,29 @@ def test_the_checks_catch_a_bad_figure():
         "alike entries": lambda axis: axis.legend([axis.lines[0]] * 2, ["a", "b"], fontsize=8),
         "zero curve": lambda axis: axis.lines[0].set_ydata([0.0, 0.0]),
         "crowded ticks": lambda axis: axis.set_xticks(np.linspace(0, 1, 40)),
+        "unitless y": lambda axis: axis.set_ylabel("deflection (normalized)"),
+        "crowded minor ticks": crowd_minor_ticks,
+        "alike in colour and style": lambda axis: axis.legend(
+            [Line2D([], [], color="C0", linestyle="--"), Line2D([], [], color="C0", linestyle="--")],
+            ["a", "b"],
+            fontsize=8,
+        ),
     }
     for name, change in bad.items():
         with pytest.raises(AssertionError):
             check_figure(name, figure_with(change))
     plt.close("all")
+
+
+def crowd_minor_ticks(axis) -> None:
+    """A log x axis spanning less than a decade, minor ticks labelled as matplotlib does by
+    default there ("2×10⁰3×10⁰4×10⁰" run together on a narrow axis)."""
+    axis.lines[0].set_xdata([2.0, 9.0])
+    axis.lines[1].set_xdata([2.0, 9.0])
+    axis.set_xscale("log")
+    axis.set_xlim(2.0, 9.0)
+    axis.xaxis.set_minor_formatter(LogFormatterSciNotation(minor_thresholds=(10, 10)))
+    axis.figure.set_size_inches(1.6, 2.5)
 
 
 def test_mode_shapes_csv_is_tidy_and_normalized(tmp_path, monkeypatch):
@@ -326,7 +368,8 @@ def test_mode_shapes_csv_is_tidy_and_normalized(tmp_path, monkeypatch):
     )
     shapes = pd.read_csv(folder / "mode_shapes.csv")
     assert list(shapes.columns) == [
-        "case", "backend", "shape", "modes", "elements", "mode", "omega", "hz", "link", "s", "s_arm", "w", "v"
+        "case", "backend", "shape", "modes", "elements", "segments", "mode", "omega", "hz", "link", "s", "s_arm",
+        "w", "v",
     ]  # fmt: skip
     results = pd.read_csv(folder / "results.csv")
     counts = results.groupby("case")["mode"].max()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import Field
 
-from studies.discretizations import BACKENDS, per_case
+from studies.discretizations import BACKENDS, per_case, size_columns
 from studies.kinds.base import caution
 from studies.kinds.frequencies import (
     Frequencies,
@@ -210,8 +210,10 @@ class Convergence(Frequencies):
 
             names = tradeoff_plot(worst_errors(results, costs), folder)
             text.append(
-                f"Worst |rel_error| of the first {modes} frequencies against coordinates and against "
-                f"wall time, one line per basis: ![cost to accuracy]({names[0]}) ([PDF]({names[1]}))"
+                f"Worst |rel_error| of the first {modes} frequencies against coordinates (one line per "
+                "basis) and against wall time (one point per case, not joined: each time is a single "
+                "measurement of this machine under its load, whose noise a line would draw as a trend): "
+                f"![cost to accuracy]({names[0]}) ([PDF]({names[1]}))"
             )
         return text, {"cost to accuracy": table}
 
@@ -220,7 +222,7 @@ class Convergence(Frequencies):
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "
             "rel_error = (ω − reference)/reference; rates are fitted slopes of log|rel_error| "
-            f"against log(modes or elements), points below {FIT_FLOOR:g} excluded."
+            f"against log({' or '.join(size_columns())}), points below {FIT_FLOOR:g} excluded."
         ]
         if plots:  # matplotlib only when drawing
             from studies.kinds.convergence_figures import convergence_plot

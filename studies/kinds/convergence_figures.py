@@ -62,8 +62,11 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
 
 @plots.styled
 def tradeoff_plot(cases: pd.DataFrame, folder: Path) -> list[str]:
-    """Worst |relative error| of each case against its coordinates (left) and its wall time
-    (right), log-log, one line per basis (backend and shape), in size order."""
+    """Worst |relative error| of each case against its coordinates (left: one line per basis,
+    backend and shape, in size order) and its wall time (right: points, no lines; each time is
+    one measurement of a busy machine, and a line between them would draw a trend that the noise
+    made), log-log. Ticks at the data's sizes (left) and at decades, or 1, 2, 5 × 10ⁿ on an axis
+    of less than two decades (right); no minor tick labels."""
     figure, axes = plt.subplots(1, 2, figsize=(plots.PAGE_WIDTH, 4.2), sharey=True, layout="constrained")
     bases = list(dict.fromkeys(zip(cases["backend"], cases["shape"], strict=True)))
     palette = plots.colours(len(bases))
@@ -77,10 +80,12 @@ def tradeoff_plot(cases: pd.DataFrame, folder: Path) -> list[str]:
             label=f"{BACKENDS[backend].label} {shape}",
         )
         axes[0].loglog(group["n_dof"], group["worst"], **style)
-        axes[1].loglog(group["wall_time_s"], group["worst"], **style)
+        axes[1].loglog(group["wall_time_s"], group["worst"], **{**style, "linestyle": "none"})
     axes[0].set_xlabel("number of coordinates (n_dof)")
     axes[1].set_xlabel("wall time of the case [s]")
     axes[0].set_ylabel("worst |relative error| of ω [–]")
+    plots.size_ticks(axes[0], cases["n_dof"], "x")
+    plots.decade_ticks(axes[1], "x")
     for axis in axes:
         plots.decade_ticks(axis)
     plots.figure_legend(figure, *axes[0].get_legend_handles_labels(), "lower", min(len(bases), 3))

@@ -334,7 +334,7 @@ class Simulation(StudyKind):
         return costs
 
     def report(self, results, arm, analysis, folder: Path, plots: bool) -> list[str]:
-        from studies.plots import time_plot
+        from studies.time_figures import time_plot
 
         driving = (
             "joints prescribed along the trajectory (the torques are the joint inputs that realise it)"
@@ -345,7 +345,7 @@ class Simulation(StudyKind):
             f"{analysis.t_end} s, {driving}, trajectory "
             f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
             f"(rtol {analysis.rtol:g}). Joint differences are to the finest case "
-            "(most coordinates; same output times)"
+            "(most coordinates, rigid segments only without other cases; same output times)"
             + (
                 "; tip differences to the finest case built the same way (with or without geometric "
                 "stiffening), over the times both reached."
@@ -361,18 +361,42 @@ class Simulation(StudyKind):
             taus = [c for c in results.columns if c.startswith("tau")]
             by = ["case", "solver"]
             labels = _joint_labels(arm)
+            finest = results[results["case"] == finest_case(results)]
+            reference = (
+                (results["case"] == finest["case"].iloc[0]) & (results["solver"] == finest["solver"].iloc[0])
+            ).to_numpy()
+            notes = {}
+            # the largest |error| so far: the drift the check is about, without the oscillation
+            # at the run's frequencies that fills a panel of many runs with ink
+            drawn = results.assign(
+                energy_balance_error=results["energy_balance_error"]
+                .abs()
+                .groupby([results["case"], results["solver"]], sort=False)
+                .cummax()
+            )
             names = time_plot(
-                results,
+                drawn,
                 [joints, tips, taus, ["energy_balance_error"]],
-                [labels["variable"], "tip deflection [m]", labels["effort"], "energy balance error [J]"],
+                [
+                    labels["variable"],
+                    "tip deflection [m]",
+                    labels["effort"],
+                    "energy balance error,\nlargest |·| so far [J]",
+                ],
                 folder,
                 "time_response",
                 by=by,
+                style_by=STIFFENING_COLUMN,
+                reference=reference,
+                notes=notes,
             )
             text.append(
-                "Time response (colour: joint or link; line style: case"
-                + (" and solver" if len(solvers_of(analysis)) > 1 else "")
-                + f"): ![time response]({names[0]}) ([PDF]({names[1]}))"
+                _figure_text(
+                    "Time response (joint variables, tip deflections, joint efforts, and the energy "
+                    "balance error as its largest magnitude up to each time)",
+                    notes,
+                    names,
+                )
             )
             if all(f"{name}_ref" in results for name in joints):
                 tracking = results.copy()
@@ -383,6 +407,7 @@ class Simulation(StudyKind):
                     tracking[f"tau{i}"] * tracking[f"{name}_ref_dot"] for i, name in enumerate(joints, 1)
                 )
                 tracking["power_difference"] = tracking["input_power"] - rigid_power
+                notes = {}
                 names = time_plot(
                     tracking,
                     [errors, tips, ["power_difference"], [f"{name}_ddot" for name in joints]],
@@ -395,14 +420,33 @@ class Simulation(StudyKind):
                     folder,
                     "tracking",
                     by=by,
+                    style_by=STIFFENING_COLUMN,
+                    reference=reference,
+                    notes=notes,
                 )
                 text.append(
-                    "Tracking (the comparison of Mohan & Saha (DeNOC)): joint errors to the desired trajectory, tip "
-                    "deflections, input power P = Σ τ q̇ minus the rigid model's P_rigid = Σ τ q̇_d, joint "
-                    "accelerations (a symmetric log axis where a start-up transient dwarfs the rest). "
-                    f"![tracking]({names[0]}) ([PDF]({names[1]}))"
+                    _figure_text(
+                        "Tracking (the comparison of Mohan & Saha (DeNOC)): joint errors to the desired "
+                        "trajectory, tip deflections, input power P = Σ τ q̇ minus the rigid model's "
+                        "P_rigid = Σ τ q̇_d, joint accelerations",
+                        notes,
+                        names,
+                    )
                 )
         return text
+
+
+def _figure_text(what: str, notes: dict, names: list[str]) -> str:
+    """The summary's paragraph of a time figure: what it shows, how runs and quantities are
+    told apart, the difference column, and every panel it clipped (``notes`` of ``time_plot``)."""
+    compared = (
+        " A last column of panels shows each run minus the finest case." if notes.get("compared") else ""
+    )
+    said = " ".join(notes.get("panels", []))
+    return (
+        f"{what} ({notes['encoding']}): ![{names[0].rsplit('.', 1)[0].replace('_', ' ')}]({names[0]}) "
+        f"([PDF]({names[1]})).{compared}" + (f" Panel notes: {said}" if said else "")
+    )
 
 
 def _joint_labels(arm) -> dict[str, str]:

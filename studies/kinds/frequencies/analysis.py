@@ -267,7 +267,8 @@ def add_references(results: pd.DataFrame, arm: Arm, analysis: ModalAnalysis) -> 
 
     The exact reference where one exists (:mod:`studies.references`, locked
     joints only); otherwise the case with the most coordinates (ties: FEM over
-    AMM, then the later case), labelled as such. Along a sweep, at each point of
+    AMM, then the later case; rigid segments only in a sweep without other cases:
+    :func:`studies.discretizations.finest_case`), labelled as such. Along a sweep, at each point of
     it (the arm and configuration of that point; the finest case there, where a
     case's sweep stopped early). About the equilibrium (``analysis.about``) the
     exact clamped-mass roots are as exact as about the configuration: for a

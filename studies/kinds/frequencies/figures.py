@@ -22,8 +22,9 @@ def mode_shape_plot(shapes: pd.DataFrame, folder: Path, stem: str = "mode_shapes
 
     ``shapes`` has the sweep columns, ``case``, ``panel_mode`` (the mode of the panel),
     ``panel_omega`` [rad/s] (its frequency in the titles), ``link``, ``s_arm`` [m] (arc length
-    along the arm), and ``w``, ``v`` (in-plane, out-of-plane deflection, normalized). A curve
-    below :data:`plots.SHAPE_ROUND_OFF` of its mode's largest deflection is round-off and not drawn.
+    along the arm), and ``w``, ``v`` (in-plane, out-of-plane deflection [1/√kg]: unit
+    mass-weighted norm). A curve below :data:`plots.SHAPE_ROUND_OFF` of its mode's largest
+    deflection is round-off and not drawn.
     """
     modes = sorted(shapes["panel_mode"].unique())
     # a deflection below plots.SHAPE_ROUND_OFF of its case and mode's largest is round-off
@@ -67,9 +68,7 @@ def mode_shape_plot(shapes: pd.DataFrame, folder: Path, stem: str = "mode_shapes
             for root in roots.iloc[1:]:
                 plots.guide(axis, root, "x")
             if column_index == 0:
-                axis.set_ylabel(
-                    f"{name}\ndeflection (normalized)" if len(planes) > 1 else "deflection (normalized)"
-                )
+                axis.set_ylabel(f"{name}\ndeflection [1/√kg]" if len(planes) > 1 else "deflection [1/√kg]")
             if row == len(planes) - 1:
                 axis.set_xlabel("s along the arm [m]")
     for case in cases:

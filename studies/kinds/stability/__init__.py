@@ -207,7 +207,7 @@ class Stability(StudyKind):
             root_history_plot,
             style_legend,
         )
-        from studies.plots import time_plot
+        from studies.time_figures import time_plot
 
         verdicts = verdict_table(results)
         verdicts.to_csv(folder / "verdicts.csv", index=False)
@@ -285,6 +285,7 @@ class Stability(StudyKind):
                 return text
             simulation = tip_deflections(results, arm, analysis)
             tips = [c for c in simulation.columns if c.startswith(("tip_w", "tip_v"))]
+            notes = {}
             names = time_plot(
                 simulation,
                 [tips, ["flexible_energy"], ["lyapunov_rate"], ["l"], ["speed_ratio"]],
@@ -300,11 +301,16 @@ class Stability(StudyKind):
                 by=["case"],
                 split="direction",
                 panel_height=1.45,
+                notes=notes,
+            )
+            encoding = (
+                "line style: case" if notes["encoding"].startswith("colour: joint") else notes["encoding"]
             )
             text.append(
-                "Simulated response, one column per direction (line style: case): tip deflection of the "
+                f"Simulated response, one column per direction ({encoding}): tip deflection of the "
                 "translating link, flexible energy, stiffness power ½ q_fᵀ K̇ q_f, free length and "
                 f"extension speed ratio: ![flexible response]({names[0]}) ([PDF]({names[1]}))"
+                + "".join(f" {sentence}" for sentence in notes["panels"])
             )
         return text
 

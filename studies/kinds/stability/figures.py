@@ -12,6 +12,8 @@ from matplotlib.ticker import MaxNLocator
 from studies import plots
 from studies.discretizations import label_of
 
+#: Widest line of the eigenvalue plot [pt].
+EIGEN_THICKEST = 1.8
 #: Line style of each direction in the root plot (Theodore & Ghosal (1997) Fig. 8).
 DIRECTION_STYLES = {"extension": "-", "retraction": "--", "custom": ":"}
 
@@ -29,7 +31,9 @@ def eigenvalue_time_plot(eigen: pd.DataFrame, folder: Path, stem: str, modes: in
     backend. ``eigen`` has columns case, sweep columns, direction, time, real, imag."""
     directions = list(dict.fromkeys(eigen["direction"]))
     cases = list(dict.fromkeys(eigen["case"]))
-    palette, line_widths = plots.case_styles(cases)
+    # thick-to-thin, but at most EIGEN_THICKEST: a thick line turning sharply where two
+    # eigenvalues swap rank draws a blob of ink (round joins keep the turns thin)
+    palette, line_widths = plots.case_styles(cases, thickest=EIGEN_THICKEST)
     figure, axes = plots.panel_grid(
         2,
         len(directions),
@@ -46,7 +50,15 @@ def eigenvalue_time_plot(eigen: pd.DataFrame, folder: Path, stem: str, modes: in
         style = plots.backend_style(group.iloc[0]["backend"])
         for _, line in lowest.groupby("rank"):
             for axis, part in zip(axes[:, column], ("real", "imag"), strict=True):
-                axis.plot(line["time"], line[part], style, color=palette[case], lw=line_widths[case])
+                axis.plot(
+                    line["time"],
+                    line[part],
+                    style,
+                    color=palette[case],
+                    lw=line_widths[case],
+                    solid_joinstyle="round",
+                    dash_joinstyle="round",
+                )
         if column == 0:
             handles.append(Line2D([], [], color=palette[case], linestyle=style))
             labels.append(label_of(group.iloc[0]))
