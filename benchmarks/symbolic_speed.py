@@ -31,6 +31,15 @@ compile times (``to_numeric(compiled=True)``; a later run loads the cached
 machine code) and the forward dynamics of the compiled and the lambdified code
 against the engine's recursive and composite solvers, as ratios to the
 engine's fastest. Run it with one BLAS thread.
+
+Long chains (``--chains 4,8,12,16,20,25``): planar chains of N links, rigid (1 kg, 0.5 m),
+mixed (rigid, flexible, …) and flexible (2 clamped-free modes), gravity: CPU seconds of
+``derive`` (recursive form, ``cache=False``) and ``to_numeric``, beside ``KanesMethod``
+deriving the N-link rigid pendulum (point masses on massless rods, the sympy.physics.mechanics
+example) in the same run, and the evaluation of the generated M and forward dynamics against the
+engine's. ``--compiled-max 6``: the numba-compiled generated forward dynamics
+(``to_numeric(compiled=True)``) of 1…6 flexible links against the engine's recursive and
+composite solvers.
 """
 
 from __future__ import annotations
@@ -109,7 +118,14 @@ def main() -> None:
     parser.add_argument("--eval-max", type=int, default=4, help="largest N whose evaluation is timed")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of timing per function")
     parser.add_argument("--no-space-arm", action="store_true", help="skip the space-arm row")
+    parser.add_argument("--chains", default="4,8,12,16,20,25", help="long-chain sizes ('' to skip)")
+    parser.add_argument("--kane-max", type=int, default=25, help="largest N for KanesMethod")
+    parser.add_argument("--compiled-max", type=int, default=6, help="largest N of the compiled table")
     args = parser.parse_args()
+    if args.chains:
+        chains([int(n) for n in args.chains.split(",")], args.kane_max, args.budget)
+    if args.compiled_max:
+        compiled_table(args.compiled_max, args.budget)
     print(
         "| arm | N | coordinates | derive [s] | numeric [s] | brute force [s] | paper proposed / traditional [s] |"
     )
@@ -146,6 +162,112 @@ def main() -> None:
         )
     if not args.no_space_arm:
         space_arm(args.budget)
+
+
+def chain(kind: str, n: int) -> Arm:
+    """N links: rigid (1 kg, 0.5 m), flexible (0.5 m, 0.5 kg/m, EI = 10 N m²) or mixed (rigid first)."""
+
+    def link(k):
+        if kind == "rigid" or (kind == "mixed" and k % 2 == 0):
+            return Link.rigid(0.5, 1.0)
+        return Link.flexible(0.5, 0.5, 10.0)
+
+    return Arm.planar([link(k) for k in range(n)], gravity=(0.0, -9.81))
+
+
+def kane_pendulum(n: int) -> float:
+    """CPU seconds of KanesMethod deriving the n-link planar pendulum (point masses on massless
+    rods: sympy.physics.mechanics' n-pendulum example) up to its mass matrix and forcing."""
+    from sympy.physics.mechanics import KanesMethod, Particle, Point, ReferenceFrame
+
+    start = time.process_time()
+    q, u = dynamicsymbols(f"q:{n}"), dynamicsymbols(f"u:{n}")
+    m, length = sp.symbols(f"m:{n}"), sp.symbols(f"l:{n}")
+    g = sp.Symbol("g")
+    A = ReferenceFrame("A")
+    P = Point("P")
+    P.set_vel(A, 0)
+    particles, forces, kinematics = [], [], []
+    for i in range(n):
+        Ai = A.orientnew(f"A{i}", "Axis", [q[i], A.z])
+        Ai.set_ang_vel(A, u[i] * A.z)
+        Pi = P.locatenew(f"P{i}", length[i] * Ai.x)
+        Pi.v2pt_theory(P, A, Ai)
+        particles.append(Particle(f"Pa{i}", Pi, m[i]))
+        forces.append((Pi, m[i] * g * A.x))
+        kinematics.append(q[i].diff() - u[i])
+        P = Pi
+    method = KanesMethod(A, q_ind=q, u_ind=u, kd_eqs=kinematics)
+    method.kanes_equations(particles, forces)
+    method.mass_matrix_full  # noqa: B018 — forces the evaluation, as a user would
+    method.forcing_full  # noqa: B018
+    return time.process_time() - start
+
+
+def chains(sizes: list[int], kane_max: int, budget: float) -> None:
+    """The long-chain table (module docstring)."""
+    from amm import AssumedModesModel
+
+    print()
+    print(
+        "| chain | N | coordinates | derive [CPU s] | to_numeric [CPU s] | KanesMethod rigid pendulum [CPU s] "
+        "| M generated / engine [µs] | forward dynamics generated / engine recursive [µs] |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        kane = f"{kane_pendulum(n):.2f}" if n <= kane_max else "–"
+        for kind in ("rigid", "mixed", "flexible"):
+            arm = chain(kind, n)
+            start = time.process_time()
+            eom = derive(arm, modes=2, form="recursive", cache=False)
+            derived = time.process_time() - start
+            start = time.process_time()
+            model = eom.to_numeric()
+            numeric = time.process_time() - start
+            engine = AssumedModesModel(arm, modes=2)
+            m_gen, m_eng, fd_gen, fd_eng = evaluation(model, engine, budget)
+            print(
+                f"| {kind} | {n} | {model.n_dof} | {derived:.2f} | {numeric:.2f} | {kane if kind == 'rigid' else ''} "
+                f"| {m_gen:.1f} / {m_eng:.1f} | {fd_gen:.1f} / {fd_eng:.1f} |",
+                flush=True,
+            )
+
+
+def compiled_table(n_max: int, budget: float) -> None:
+    """Compiled generated forward dynamics of 1…n_max flexible links against the engine."""
+    from amm import AssumedModesModel
+    from studies.kinds.timing import call_time
+
+    print()
+    print(
+        "| flexible links | coordinates | numba compile (or cache load) [s] | forward dynamics compiled / "
+        "engine recursive / engine composite [µs] | compiled / engine fastest |"
+    )
+    print("|---|---|---|---|---|")
+    for n in range(1, n_max + 1):
+        arm = flexible_arm(n)
+        compiled = derive(arm, modes=2, form="recursive").to_numeric(compiled=True)
+        times = _forward_times(compiled, AssumedModesModel(arm, modes=2), budget, call_time)
+        fastest = min(times["recursive"], times["composite"])
+        print(
+            f"| {n} | {compiled.n_dof} | {compiled.compile_seconds:.1f} | {times['compiled']:.1f} / "
+            f"{times['recursive']:.1f} / {times['composite']:.1f} | {times['compiled'] / fastest:.2f} |",
+            flush=True,
+        )
+
+
+def _forward_times(compiled, engine, budget: float, call_time) -> dict:
+    """µs per forward dynamics call: compiled generated, engine recursive and composite."""
+    tau = np.zeros(engine.n_joints)
+    times = {}
+    for name, function, timed in (
+        ("compiled", lambda q, qd: compiled.forward_dynamics(q, qd, tau), compiled),
+        ("recursive", lambda q, qd: engine.forward_dynamics(q, qd, tau, solver="recursive"), engine),
+        ("composite", lambda q, qd: engine.forward_dynamics(q, qd, tau, solver="composite"), engine),
+    ):
+        function(timed.home(), np.zeros(timed.n_dof))
+        times[name] = call_time(function, timed, np.random.default_rng(0), budget, calls=2000)
+    return times
 
 
 def space_arm(budget: float) -> None:

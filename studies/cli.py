@@ -90,6 +90,8 @@ def _parser() -> argparse.ArgumentParser:
             help="override a config value, e.g. --set analysis.t_end=0.5 (VALUE in TOML syntax; repeatable)",
         )
     commands.add_parser("presets", help="list the reference arms")
+    cache = commands.add_parser("cache", help="the cache of derived equations (amm.symbolic)")
+    cache.add_argument("action", choices=["clear", "where"], help="delete its entries, or print its folder")
     return parser
 
 
@@ -139,6 +141,14 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         for name, factory in PRESETS.items():
             print(f"{name:22s} {(factory.__doc__ or '').strip().splitlines()[0]}")
+        return 0
+    if args.command == "cache":
+        from amm.symbolic import store
+
+        if args.action == "clear":
+            print(f"removed {store.clear()} entries from {store.location()}")
+        else:
+            print(store.location())
         return 0
     if args.command == "run":
         if (args.config is None) == (args.example is None):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from amm import AssumedModesModel
-from core import Arm, Joint, Link, LumpedMass, Payload
+from core import Arm, Damping, Joint, Link, LumpedMass, Payload
 
 lengths = st.floats(0.3, 1.5)
 masses = st.floats(0.2, 3.0)
@@ -307,3 +307,37 @@ def beam_kinetic_energy(model, q, qd, points=40, h=1e-6, panels=1):
         v = (model.tip_position(q + h * qd) - model.tip_position(q - h * qd)) / (2 * h)
         total += 0.5 * model.arm.payload.mass * v @ v
     return total
+
+
+def everything_arm(tip_rotation: str = "chord", motor_inertia: float = 0.0, gear_ratio: float = 1.0) -> Arm:
+    """A planar arm with every feature the equations carry: hubs, motors (joint 2's
+    ``motor_inertia`` behind ``gear_ratio``), a lumped mass with rotary inertia, both payloads, offsets, both damping kinds,
+    gravity along x and y."""
+    return Arm.planar(
+        [
+            Link.rigid(0.3, 1.0, com=(0.1, 0.02, 0.0)),
+            Link.flexible(
+                0.8,
+                0.6,
+                20.0,
+                damping=Damping.rayleigh(0.1, 0.01),
+                lumped_masses=(LumpedMass(0.4, 0.2, 1e-3),),
+                tip_payload=Payload(0.1, 1e-3),
+            ),
+            Link.flexible(0.5, 0.4, 10.0, damping=Damping.modal(0.02)),
+        ],
+        joints=[
+            Joint(hub_inertia=0.01, motor_inertia=1e-4, gear_ratio=10, viscous_friction=0.1),
+            Joint(
+                hub_mass=0.3,
+                hub_inertia=0.02,
+                motor_inertia=motor_inertia,
+                gear_ratio=gear_ratio,
+                coulomb_friction=0.1,
+            ),
+            Joint(theta_offset=0.2, hub_inertia=0.01),
+        ],
+        payload=Payload(0.2, 1e-4),
+        gravity=(1.0, -9.81),
+        tip_rotation=tip_rotation,
+    )

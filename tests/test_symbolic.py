@@ -24,6 +24,7 @@ from core.arm.presets import (
     rrp_translating,
     space_arm_3link,
 )
+from tests.strategies import everything_arm
 
 RNG = np.random.default_rng(20261123)
 
@@ -120,37 +121,10 @@ CASES = {
 }
 
 
-def _everything_arm() -> Arm:
-    """Hubs, motor, lumped mass with rotary inertia, both payloads, offsets, both damping kinds,
-    gravity along x and y, chord tip rotation."""
-    return Arm.planar(
-        [
-            Link.rigid(0.3, 1.0, com=(0.1, 0.02, 0.0)),
-            Link.flexible(
-                0.8,
-                0.6,
-                20.0,
-                damping=Damping.rayleigh(0.1, 0.01),
-                lumped_masses=(LumpedMass(0.4, 0.2, 1e-3),),
-                tip_payload=Payload(0.1, 1e-3),
-            ),
-            Link.flexible(0.5, 0.4, 10.0, damping=Damping.modal(0.02)),
-        ],
-        joints=[
-            Joint(hub_inertia=0.01, motor_inertia=1e-4, gear_ratio=10, viscous_friction=0.1),
-            Joint(hub_mass=0.3, hub_inertia=0.02, coulomb_friction=0.1),
-            Joint(theta_offset=0.2, hub_inertia=0.01),
-        ],
-        payload=Payload(0.2, 1e-4),
-        gravity=(1.0, -9.81),
-        tip_rotation="chord",
-    )
-
-
 @pytest.mark.parametrize("name", [*CASES, "everything-clamped", "everything-pinned"])
 def test_numeric_model_agrees_with_the_engine(name):
     if name.startswith("everything"):
-        arm = _everything_arm()
+        arm = everything_arm()
         options = {"shape": "pinned-pinned" if name.endswith("pinned") else "clamped-free", "modes": 2}
     else:
         factory, options = CASES[name]
@@ -345,7 +319,7 @@ def test_to_python_writes_a_standalone_module_for_a_spatial_arm(tmp_path):
 def test_generated_bias_forces_equal_c_qdot_and_the_engine(shape):
     """h is its own expression (no C, no ∂M/∂q): it equals C q̇ symbolically evaluated, the
     numeric model's C q̇ and the engine's Newton–Euler bias forces on random states."""
-    arm = _everything_arm()
+    arm = everything_arm()
     eom = derive(arm, shape=shape, modes=2)
     model, engine = eom.to_numeric(), AssumedModesModel(arm, shape=shape, modes=2)
     for _ in range(3):
@@ -409,7 +383,7 @@ def test_generated_model_simulates_like_the_engine():
 
 # --------------------------------------------------------------------------- outputs
 def test_to_python_writes_a_standalone_module(tmp_path):
-    arm = _everything_arm()
+    arm = everything_arm()
     eom = derive(arm, shape="pinned-pinned", modes=2)
     path = eom.to_python(tmp_path / "arm_eom.py")
     assert "sympy" not in path.read_text()

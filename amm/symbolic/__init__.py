@@ -38,8 +38,17 @@ Rooms
     carried forward through the chain. Prismatic joints (and so translating links) are refused.
 :mod:`~amm.symbolic.lagrange`
     the sums over the bodies and Lagrange's equations of them: ∂M/∂q, h = C q̇, C.
-:mod:`~amm.symbolic.codegen`, :mod:`~amm.symbolic.numeric`
-    the generated code (lambdified, a standalone numpy module, a cached numba module) and the
+:mod:`~amm.symbolic.recursive`
+    the recursive form of a planar arm (``form="recursive"``, the default above three links):
+    Newton–Euler link by link in named intermediate symbols, so the expressions grow about
+    linearly with the links; :meth:`SymbolicEOM.expand` gives the closed form.
+:mod:`~amm.symbolic.articulated`
+    the generated articulated-body forward dynamics of the recursive form (no M assembled).
+:mod:`~amm.symbolic.store`
+    the derivation cache keyed by the arm, options, version and sources
+    (``$FLEXLINK_SYMBOLIC_CACHE``; ``flexlink cache clear``).
+:mod:`~amm.symbolic.codegen`, :mod:`~amm.symbolic.printing`, :mod:`~amm.symbolic.numeric`
+    the generated code (Python functions, a standalone numpy module, a cached numba module) and the
     :class:`SymbolicModel` that evaluates it.
 
 Limits: Coulomb friction is evaluated numerically by :meth:`SymbolicEOM.to_numeric` (the smooth

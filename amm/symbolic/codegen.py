@@ -15,11 +15,14 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
+from amm.symbolic.printing import build, function_source
 from amm.symbolic.tip_rotation import STUMPFF_SOURCE, stumpff, stumpff_namespace
 
-#: lambdify modules of the generated code: Python floats (math) and the numpy twin.
-MATH = [stumpff_namespace(math.sqrt, math.cos, math.sin), "math", "numpy"]
-NUMPY = [stumpff_namespace(np.sqrt, np.cos, np.sin), "numpy"]
+#: Namespaces of the generated code: Python floats (math) and the numpy twin.
+MATH = {"sqrt": math.sqrt, "cos": math.cos, "sin": math.sin} | stumpff_namespace(
+    math.sqrt, math.cos, math.sin
+)
+NUMPY = {"sqrt": np.sqrt, "cos": np.cos, "sin": np.sin} | stumpff_namespace(np.sqrt, np.cos, np.sin)
 
 
 def cse(expressions):
@@ -27,20 +30,67 @@ def cse(expressions):
     return sp.cse(expressions, order="none")
 
 
+def reduce(eom, expressions) -> tuple:
+    """:func:`cse` of ``expressions`` of ``eom``, preceded (recursive form) by the named
+    intermediates they need, in evaluation order: (replacements, reduced expressions)."""
+    pairs = eom.intermediates.closure(expressions) if eom.intermediates is not None else []
+    replacements, shared = cse(expressions)
+    return pairs + replacements, shared
+
+
+def cached_functions(eom, name: str, arguments, make_reduced, namespaces) -> tuple:
+    """:func:`functions` of ``make_reduced()``, kept in ``eom``'s derivation cache folder
+    (:mod:`amm.symbolic.store`): the source (``numeric-<name>.py``) and its compiled code
+    (``numeric-<name>.marshal``; the key holds the Python version), so a later process neither
+    runs the cse and the printing nor compiles."""
+    import marshal
+
+    from amm.symbolic import store
+
+    where = store.folder(eom.cache_key) if eom.cache_key is not None else None
+    path = where / f"numeric-{name}.marshal" if where is not None else None
+    code = None
+    if path is not None and path.exists():
+        try:
+            code = marshal.loads(path.read_bytes())
+            store.COUNTERS["numeric_loaded"] += 1
+        except (OSError, EOFError, ValueError, TypeError):
+            code = None
+    if code is None:
+        replacements, shared = make_reduced()
+        source = function_source("generated", arguments, replacements, list(shared))
+        code = compile(source, "<generated generated>", "exec")
+        if path is not None:
+            store.write(path.with_suffix(".py"), source.encode())
+            store.write(path, marshal.dumps(code))
+    return tuple(build(code, "generated", namespace) for namespace in namespaces)
+
+
+def functions(arguments, reduced, namespaces) -> tuple:
+    """One generated function per namespace (:data:`MATH`, :data:`NUMPY`) of the same source:
+    arguments (lists of symbols) → the list of the outputs of ``reduced`` (a :func:`cse` or
+    :func:`reduce`: replacements in order, then the outputs; matrices as nested lists). The
+    source is printed once (:mod:`amm.symbolic.printing`, not ``sympy.lambdify``, whose
+    printer orders every sum: most of the generation time on long chains)."""
+    replacements, shared = reduced
+    source = function_source("generated", arguments, replacements, list(shared))
+    code = compile(source, "<generated generated>", "exec")
+    return tuple(build(code, "generated", namespace) for namespace in namespaces)
+
+
 def lambdify(arguments, expressions, modules, reduced=None):
-    """``sympy.lambdify`` of ``expressions`` with their common subexpressions shared (``reduced``:
-    a :func:`cse` of them, reused by several lambdifications). lambdify is handed the reduced
-    expressions: it walks its argument tree without memo (looking for implemented functions),
-    which on the un-reduced M, h of four links took 10 s, several times the cse itself."""
-    replacements, shared = cse(expressions) if reduced is None else reduced
-    return sp.lambdify(arguments, shared, modules=modules, cse=lambda _: (replacements, shared))
+    """The generated function of ``expressions`` (or of ``reduced``, their :func:`cse`) in the
+    namespace ``modules`` (:data:`MATH` or :data:`NUMPY`), see :func:`functions`."""
+    return functions(arguments, cse(expressions) if reduced is None else reduced, (modules,))[0]
 
 
 def write_python(eom, path: str | Path) -> Path:
     """Write the standalone numpy module of :meth:`amm.symbolic.SymbolicEOM.to_python` to ``path``."""
     from sympy.printing.numpy import NumPyPrinter
 
-    printer = NumPyPrinter({"fully_qualified_modules": True, "allow_unknown_functions": True})
+    printer = NumPyPrinter(
+        {"fully_qualified_modules": True, "allow_unknown_functions": True, "order": "none"}
+    )
     qs, qds = sp.IndexedBase("q"), sp.IndexedBase("qd")
     to_q = {s: qs[i] for i, s in enumerate(eom.q)} | {s: qds[i] for i, s in enumerate(eom.qd)}
     n = len(eom.q)
@@ -56,9 +106,13 @@ def write_python(eom, path: str | Path) -> Path:
     if any(e.has(stumpff) for e in (eom.M, eom.h, eom.G)):
         lines += [*STUMPFF_SOURCE.strip().splitlines(), "", ""]
 
+    values = {s: sp.Float(v, 17) for s, v in eom.values.items()}
+
     def function(name, args, exprs, shapes):
-        exprs = [eom.numeric(e).xreplace(to_q) for e in exprs]
+        pairs = eom.intermediates.closure(exprs) if eom.intermediates is not None else []
+        exprs = [e.xreplace(values).xreplace(to_q) for e in exprs]
         replacements, reduced = sp.cse(exprs)
+        replacements = [(s, e.xreplace(values).xreplace(to_q)) for s, e in pairs] + replacements
         out = [f"def {name}({args}):"]
         for sym, value in replacements:
             out.append(f"    {sym} = {printer.doprint(value)}")
@@ -90,15 +144,16 @@ def write_python(eom, path: str | Path) -> Path:
 # --------------------------------------------------------------------------- compiled (numba) code
 def cache_folder(key: str) -> Path:
     """The folder of the generated numba module of source hash ``key`` and of its machine code:
+    ``$FLEXLINK_SYMBOLIC_CACHE/<key>`` if set (:mod:`amm.symbolic.store`), else
     ``core.cache.folder("symbolic", key)`` (the one cache policy: ``$FLEXLINK_CACHE_DIR``, else
     the user cache folder); without a writable cache (one :class:`core.cache.CacheWarning`) a
     fresh temporary folder, so the module is generated and compiled in this process only. The
     generated module is self-contained, so its source hash keys everything it compiles."""
     import tempfile
 
-    from core import cache
+    from amm.symbolic import store
 
-    return cache.folder("symbolic", key) or Path(tempfile.mkdtemp(prefix=f"flexlink-symbolic-{key}-"))
+    return store.folder(key) or Path(tempfile.mkdtemp(prefix=f"flexlink-symbolic-{key}-"))
 
 
 _NUMBA_HEADER = '''"""Generated by amm.symbolic (numba): M, h = C q̇, G of {n} coordinates and the forward dynamics."""
@@ -149,37 +204,69 @@ def forward(q, qd, tau, p, B, D, K, M, h, G, out):
 '''
 
 
-def _numba_source(eom, parameters: list, reduced) -> str:
-    """Source of a module with ``terms(q, qd, p, M, h, G)`` (the cse'd M, h, G written into the
-    given arrays) and ``forward(...)`` (terms and a Cholesky solve), both ``njit(cache=True)``."""
-    from sympy.printing.pycode import PythonCodePrinter
+_NUMBA_ARTICULATED = '''
 
-    printer = PythonCodePrinter({"allow_unknown_functions": True, "fully_qualified_modules": False})
+@njit(cache=True)
+def forward_articulated(q, qd, tau, p, B, D, K, Q, out):
+    """q̈ by the articulated bodies for Q = B τ − D q̇ − K q."""
+    n = q.shape[0]
+    for i in range(n):
+        s = 0.0
+        for j in range(B.shape[1]):
+            s += B[i, j] * tau[j]
+        for j in range(n):
+            s -= D[i, j] * qd[j] + K[i, j] * q[j]
+        Q[i] = s
+    articulated(q, qd, Q, p, out)
+'''
+
+
+def _numba_source(eom, parameters: list, reduced, articulated=None) -> str:
+    """Source of a module with ``terms(q, qd, p, M, h, G)`` (the cse'd M, h, G written into the
+    given arrays) and ``forward(...)`` (terms and a Cholesky solve), both ``njit(cache=True)``;
+    with ``articulated`` (the reduced q̈ of the recursive form) also
+    ``articulated(q, qd, Q, p, out)``, the generated articulated-body algorithm."""
+    from amm.symbolic.printing import code
+
+    memo: dict = {}
     replacements, (M, h, G) = reduced
     n = len(eom.q)
     lines = [_NUMBA_HEADER.format(n=n), "@njit(cache=True)", *STUMPFF_SOURCE.strip().splitlines()]
-    lines += ["", "", "@njit(cache=True)", "def terms(q, qd, p, M, h, G):"]
-    for k, s in enumerate(eom.q):
-        lines.append(f"    {s} = q[{k}]")
-    for k, s in enumerate(eom.qd):
-        lines.append(f"    {s} = qd[{k}]")
-    for k, s in enumerate(parameters):
-        lines.append(f"    {s} = p[{k}]")
+
+    def head(name: str, arrays: list) -> None:
+        lines.extend(["", "", "@njit(cache=True)", f"def {name}:"])
+        for array, symbols in arrays:
+            for k, s in enumerate(symbols):
+                lines.append(f"    {s} = {array}[{k}]")
+
+    head("terms(q, qd, p, M, h, G)", [("q", eom.q), ("qd", eom.qd), ("p", parameters)])
     for symbol, value in replacements:
-        lines.append(f"    {symbol} = {printer.doprint(value)}")
+        lines.append(f"    {symbol} = {code(value, memo)}")
     lines += ["    M[:, :] = 0.0", "    h[:] = 0.0", "    G[:] = 0.0"]
     for i in range(n):
         for j in range(n):
             if M[i, j] != 0:
-                lines.append(f"    M[{i}, {j}] = {printer.doprint(M[i, j])}")
+                lines.append(f"    M[{i}, {j}] = {code(M[i, j], memo)}")
     for name, vector in (("h", h), ("G", G)):
         for i in range(n):
             if vector[i] != 0:
-                lines.append(f"    {name}[{i}] = {printer.doprint(vector[i])}")
+                lines.append(f"    {name}[{i}] = {code(vector[i], memo)}")
+    if articulated is not None:
+        memo = {}
+        replacements, (qdd,) = articulated
+        head(
+            "articulated(q, qd, Q, p, out)",
+            [("q", eom.q), ("qd", eom.qd), ("Q", eom.applied), ("p", parameters)],
+        )
+        for symbol, value in replacements:
+            lines.append(f"    {symbol} = {code(value, memo)}")
+        for i in range(n):
+            lines.append(f"    out[{i}] = {code(qdd[i], memo)}")
+        lines.append(_NUMBA_ARTICULATED)
     return "\n".join(lines) + "\n" + _NUMBA_SOLVE
 
 
-def numba_module(eom, parameters: list, reduced):
+def numba_module(eom, parameters: list, reduced, articulated=None):
     """The numba module of ``eom``'s M, h, G (``reduced``: their :func:`cse`, the parameters
     ``p`` in the order of ``parameters``) and its Cholesky forward dynamics, imported from the
     cache folder: written once per source hash (atomically: a concurrent process sees the whole
@@ -188,7 +275,7 @@ def numba_module(eom, parameters: list, reduced):
     import importlib.util
     import sys
 
-    source = _numba_source(eom, parameters, reduced)
+    source = _numba_source(eom, parameters, reduced, articulated)
     key = hashlib.sha256(source.encode()).hexdigest()[:20]
     path = cache_folder(key) / f"eom_{key}.py"
     if not path.exists() or path.read_text() != source:

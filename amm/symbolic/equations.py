@@ -13,18 +13,22 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from dataclasses import fields as fields_of
 from pathlib import Path
 from typing import Literal
 
 import sympy as sp
 
 from amm.model import AssumedModesModel
+from amm.symbolic import store
+from amm.symbolic.articulated import articulated_forward
 from amm.symbolic.codegen import write_python
 from amm.symbolic.lagrange import christoffel, derivatives
 from amm.symbolic.numeric import SymbolicModel
 from amm.symbolic.parameters import Parameters
 from amm.symbolic.planar import planar_terms
+from amm.symbolic.recursive import Intermediates, recursive_terms
 from amm.symbolic.spatial import spatial_terms
 from core.arm import Arm
 
@@ -40,10 +44,9 @@ class SymbolicEOM:
         Engine coordinate names, joints first.
     q, qd : tuple of sympy.Symbol
         Coordinates and rates (``theta1_dot``…).
-    M, C, K, D, G, B : sympy.ImmutableMatrix
-        Shapes (n, n), (n, n), (n, n), (n, n), (n, 1), (n, n_joints).
-    dM : tuple of sympy.ImmutableMatrix
-        ∂M/∂q_k, k = 0..n-1.
+    M, K, D, G, B : sympy.ImmutableMatrix
+        Shapes (n, n), (n, n), (n, n), (n, 1), (n, n_joints). In the recursive form M, h, G,
+        V, tip and frames are written in the named intermediates of ``intermediates``.
     h : sympy.ImmutableMatrix
         The velocity-product forces h(q, q̇) = C q̇, shape (n, 1), derived directly from the
         bodies (no ∂M/∂q, no C): what forward dynamics evaluates.
@@ -59,12 +62,32 @@ class SymbolicEOM:
     definitions : mapping Symbol → str
         What each symbol is (LaTeX-ready text).
     model : AssumedModesModel
-        The engine model of the same arm and shapes (bases, damping).
+        The engine model of the same arm and shapes (bases, damping): a property, built on first
+        use when the equations came from the cache.
+    description : str
+        The engine model's description.
     seconds : float
         Generation wall time [s].
     options : mapping
         The arguments of :func:`derive` other than the arm (shape, modes, shapes, constants,
-        symbols): what :meth:`rebuild` derives another arm with.
+        symbols, form): what :meth:`rebuild` derives another arm with.
+    intermediates : Intermediates or None
+        The named intermediates of the recursive form (None: closed form,
+        :mod:`amm.symbolic.recursive`).
+    origin : {"derived", "cache"}
+        Whether this process derived the equations or loaded them from the derivation cache.
+    cache_key : str or None
+        The derivation's folder name in the cache (:mod:`amm.symbolic.store`), None if not cached.
+    inverse, qdd
+        Recursive form: the inverse dynamics M q̈ + h + G of the accelerations ``qdd``
+        (``theta1_ddot``…) from one Newton–Euler pass (None in the closed form).
+    forward, applied
+        Recursive form: q̈ of M q̈ + h + G = ``applied`` (``Q_theta1``…: B τ − D q̇ − K q and
+        friction) by the articulated-body algorithm (:mod:`amm.symbolic.articulated`; None in
+        the closed form).
+
+    ``C`` (the Christoffel matrix) and ``dM`` (∂M/∂q_k, k = 0..n-1) are properties, derived on
+    first use in the recursive form (through the intermediates, chain rule).
     """
 
     arm: Arm
@@ -72,30 +95,93 @@ class SymbolicEOM:
     q: tuple
     qd: tuple
     M: sp.ImmutableMatrix
-    C: sp.ImmutableMatrix
     K: sp.ImmutableMatrix
     D: sp.ImmutableMatrix
     G: sp.ImmutableMatrix
     B: sp.ImmutableMatrix
-    dM: tuple
     h: sp.ImmutableMatrix
     V: sp.Expr
     tip: sp.ImmutableMatrix
     frames: tuple
     values: Mapping = field(repr=False)
     definitions: Mapping = field(repr=False)
-    model: AssumedModesModel = field(repr=False)
+    description: str = ""
     seconds: float = 0.0
     options: Mapping = field(default_factory=dict, repr=False)
+    intermediates: Intermediates | None = field(default=None, repr=False)
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
+    origin: str = "derived"
+    cache_key: str | None = None
+    inverse: sp.ImmutableMatrix | None = field(default=None, repr=False)
+    qdd: tuple = ()
+    forward: sp.ImmutableMatrix | None = field(default=None, repr=False)
+    applied: tuple = ()
 
     @property
     def n_joints(self) -> int:
         return self.arm.n_joints
 
-    def numeric(self, expr):
-        """``expr`` with every parameter symbol replaced by its number."""
+    @property
+    def model(self) -> AssumedModesModel:
+        """The engine model of the same arm and shapes (built on first use after a cache load)."""
+        if "model" not in self.derived:
+            o = self.options
+            self.derived["model"] = AssumedModesModel(
+                self.arm, shape=o["shape"], modes=o["modes"], shapes=o["shapes"]
+            )
+        return self.derived["model"]
+
+    @property
+    def dM(self) -> tuple:
+        """∂M/∂q_k, k = 0..n-1 (the recursive form's through its intermediates, on first use)."""
+        if "dM" not in self.derived:
+            X = self.intermediates
+            if X is None:
+                self.derived["dM"] = tuple(sp.ImmutableMatrix(self.M.diff(qk)) for qk in self.q)
+            else:
+                self.derived["dM"] = tuple(
+                    sp.ImmutableMatrix(self.M.applyfunc(lambda e, x=qk: X.diff(e, x))) for qk in self.q
+                )
+        return self.derived["dM"]
+
+    @property
+    def C(self) -> sp.ImmutableMatrix:
+        """C_ij = Σ_k ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i) q̇_k (Ṁ − 2C skew)."""
+        if "C" not in self.derived:
+            self.derived["C"] = christoffel(self.dM, self.qd)
+        return self.derived["C"]
+
+    def closed(self, expr):
+        """``expr`` with the named intermediates substituted (itself in the closed form)."""
+        return expr if self.intermediates is None else self.intermediates.closed(expr)
+
+    def expand(self) -> SymbolicEOM:
+        """The closed form: every entry one expression of q, q̇ and the parameters (the
+        recursive form with its intermediates substituted; large for long chains)."""
+        if self.intermediates is None:
+            return self
+        X = self.intermediates
+        return replace(
+            self,
+            M=sp.ImmutableMatrix(X.closed(self.M)),
+            h=sp.ImmutableMatrix(X.closed(self.h)),
+            G=sp.ImmutableMatrix(X.closed(self.G)),
+            V=X.closed(self.V),
+            tip=sp.ImmutableMatrix(X.closed(self.tip)),
+            frames=tuple(tuple(X.closed(e) for e in frame) for frame in self.frames),
+            intermediates=None,
+            derived={},
+            cache_key=None,
+            inverse=None if self.inverse is None else sp.ImmutableMatrix(X.closed(self.inverse)),
+            forward=None,
+            applied=(),
+        )
+
+    def numeric(self, expr, closed: bool = True):
+        """``expr`` with every parameter symbol replaced by its number (and, in the recursive
+        form with ``closed``, the intermediates substituted: the closed form)."""
         subs = {s: sp.Float(v, 17) for s, v in self.values.items()}
-        return expr.xreplace(subs)
+        return (self.closed(expr) if closed else expr).xreplace(subs)
 
     def rebuild(self, arm: Arm) -> SymbolicEOM:
         """The equations of ``arm`` derived with the same shapes and options (clamped-mass
@@ -110,17 +196,26 @@ class SymbolicEOM:
 
     def latex(self) -> str:
         """Paper-ready LaTeX: one ``align`` block per matrix (non-zero entries, lower
-        triangle for symmetric ones) and the definitions of the symbols."""
+        triangle for symmetric ones) and the definitions of the symbols; in the recursive form
+        first the recursion, one line per named intermediate the matrices use."""
         names = {s: _latex_name(str(s)) for s in (*self.q, *self.qd, *self.values)}
-        parts = []
-        for label, matrix, symmetric in (
+        matrices = (
             ("M", self.M, True),
-            ("C", self.C, False),
+            ("C", self.C, False) if self.intermediates is None else ("h", self.h, False),
             ("K", self.K, True),
             ("D", self.D, True),
             ("G", self.G, False),
             ("B", self.B, False),
-        ):
+        )
+        parts = []
+        if self.intermediates is not None:
+            X = self.intermediates
+            names |= X.latex
+            used = X.closure([m for _, m, _ in matrices])
+            lines = [f"{names[s]} &= {sp.latex(e, symbol_names=names)}" for s, e in used]
+            if lines:
+                parts.append("\\begin{align}\n" + " \\\\\n".join(lines) + "\n\\end{align}")
+        for label, matrix, symmetric in matrices:
             lines = []
             for i in range(matrix.rows):
                 for j in range(matrix.cols):
@@ -129,7 +224,7 @@ class SymbolicEOM:
                     entry = matrix[i, j]
                     if entry == 0:
                         continue
-                    index = f"{i + 1}" if label == "G" else f"{i + 1},{j + 1}"
+                    index = f"{i + 1}" if label in ("G", "h") else f"{i + 1},{j + 1}"
                     lines.append(f"{label}_{{{index}}} &= {sp.latex(entry, symbol_names=names)}")
             if lines:
                 parts.append("\\begin{align}\n" + " \\\\\n".join(lines) + "\n\\end{align}")
@@ -179,6 +274,10 @@ def _latex_name(name: str) -> str:
     return name
 
 
+#: ``form="auto"`` derives planar arms of more links than this in the recursive form.
+RECURSIVE_ABOVE = 3
+
+
 def derive(
     arm: Arm,
     shape: str = "clamped-free",
@@ -186,6 +285,8 @@ def derive(
     shapes: Mapping[int, tuple] | None = None,
     constants: Literal["symbols", "numeric"] = "symbols",
     symbols: bool = True,
+    form: Literal["auto", "recursive", "closed"] = "auto",
+    cache: bool = True,
 ) -> SymbolicEOM:
     """Symbolic equations of motion of an arm of revolute joints (see :mod:`amm.symbolic`).
 
@@ -200,6 +301,16 @@ def derive(
         Modal constants as named symbols or as the numbers of :mod:`shapes`.
     symbols : bool
         Physical parameters as named symbols (numbers in ``values``) or as numbers.
+    form : {"auto", "recursive", "closed"}
+        ``"recursive"`` (planar arms): Newton–Euler link by link in named intermediates
+        (:mod:`amm.symbolic.recursive`), expressions growing about linearly with the links;
+        ``"closed"``: one expression per entry (:meth:`SymbolicEOM.expand` turns the recursive
+        form into it); ``"auto"``: recursive for planar arms of more than
+        :data:`RECURSIVE_ABOVE` links, closed otherwise.
+    cache : bool
+        Load the derivation from (or store it into) the derivation cache
+        (:mod:`amm.symbolic.store`, keyed by the arm, these options, the package version and
+        sources); ``SymbolicEOM.origin`` says which.
 
     Returns
     -------
@@ -215,12 +326,79 @@ def derive(
             )
     if constants not in ("symbols", "numeric"):
         raise ValueError(f"constants must be 'symbols' or 'numeric', got {constants!r}")
+    if form not in ("auto", "recursive", "closed"):
+        raise ValueError(f"form must be 'auto', 'recursive' or 'closed', got {form!r}")
+    if form == "recursive" and not arm.is_planar:
+        raise ValueError(
+            "form='recursive' derives planar arms only (Arm.planar); got a spatial arm: use form='closed'"
+        )
     start = time.perf_counter()
-    engine = AssumedModesModel(arm, shape=shape, modes=modes, shapes=shapes)
-    P = Parameters(bool(symbols), constants == "symbols")
+    options = {"shape": shape, "modes": modes, "shapes": shapes, "constants": constants, "symbols": symbols}
+    options["form"] = form
+    if not cache:
+        return _derive(arm, options, start)
+    name = f"eom-{store.key(arm, options)}"
+    where = store.folder(name)
+    if where is not None:
+        fields = store.load(where / "eom.pkl")
+        if fields is not None:
+            store.COUNTERS["loaded"] += 1
+            fields |= {"arm": arm, "options": options, "origin": "cache", "cache_key": name}
+            return SymbolicEOM(**fields, seconds=time.perf_counter() - start)
+    eom = _derive(arm, options, start)
+    if where is not None:
+        kept = {f.name: getattr(eom, f.name) for f in fields_of(SymbolicEOM)}
+        for dropped in ("arm", "options", "origin", "cache_key", "seconds"):
+            kept.pop(dropped)
+        kept["derived"] = {k: v for k, v in kept["derived"].items() if k != "model"}
+        store.save(where / "eom.pkl", kept)
+        store.COUNTERS["stored"] += 1
+        eom = replace(eom, cache_key=name)
+    return eom
+
+
+def _derive(arm: Arm, options: dict, start: float) -> SymbolicEOM:
+    """The derivation of :func:`derive` (``options``: its arguments other than the arm)."""
+    store.COUNTERS["derived"] += 1
+    engine = AssumedModesModel(arm, shape=options["shape"], modes=options["modes"], shapes=options["shapes"])
+    form = options["form"]
+    recursive = form == "recursive" or (form == "auto" and arm.is_planar and arm.n_links > RECURSIVE_ABOVE)
+    P = Parameters(bool(options["symbols"]), options["constants"] == "symbols")
     coordinates = engine.coordinates
     q = tuple(sp.Symbol(name, real=True) for name in coordinates)
     qd = tuple(sp.Symbol(f"{name}_dot", real=True) for name in coordinates)
+    if recursive:
+        qdd = tuple(sp.Symbol(f"{name}_ddot", real=True) for name in coordinates)
+        applied = tuple(sp.Symbol(f"Q_{name}", real=True) for name in coordinates)
+        t = recursive_terms(arm, engine, P, q, qd, qdd)
+        forward = articulated_forward(t["links"], t["X"], q, qd, applied, t["gravity"])
+        qv = sp.Matrix(q)
+        return SymbolicEOM(
+            arm=arm,
+            coordinates=coordinates,
+            q=q,
+            qd=qd,
+            M=sp.ImmutableMatrix(t["M"]),
+            h=sp.ImmutableMatrix(t["h"]),
+            K=sp.ImmutableMatrix(t["K"]),
+            D=sp.ImmutableMatrix(t["D"]),
+            G=sp.ImmutableMatrix(t["G"]),
+            B=sp.ImmutableMatrix(t["B"]),
+            V=t["V"] + (qv.T * t["K"] * qv)[0] / 2,
+            tip=sp.ImmutableMatrix(t["tip"]),
+            frames=tuple(t["frames"]),
+            values=dict(P.values),
+            definitions=dict(P.definitions),
+            description=engine.description,
+            derived={"model": engine},
+            seconds=time.perf_counter() - start,
+            options=options,
+            intermediates=t["X"],
+            inverse=sp.ImmutableMatrix(t["inverse"]),
+            qdd=qdd,
+            forward=sp.ImmutableMatrix(forward),
+            applied=applied,
+        )
     terms, tip, frames = (planar_terms if arm.is_planar else spatial_terms)(arm, engine, P, q)
     M = sp.ImmutableMatrix(terms.M)
     dM, h = derivatives(terms.bodies, q, qd)
@@ -231,25 +409,18 @@ def derive(
         q=q,
         qd=qd,
         M=M,
-        C=christoffel(dM, qd),
         h=h,
         K=sp.ImmutableMatrix(terms.K),
         D=sp.ImmutableMatrix(terms.D),
         G=sp.ImmutableMatrix(sp.Matrix([terms.V]).jacobian(qv).T),
         B=sp.ImmutableMatrix(terms.B),
-        dM=dM,
         V=terms.V + (qv.T * terms.K * qv)[0] / 2,  # gravity + elastic
         tip=sp.ImmutableMatrix(tip),
         frames=tuple(frames),
         values=dict(P.values),
         definitions=dict(P.definitions),
-        model=engine,
+        description=engine.description,
         seconds=time.perf_counter() - start,
-        options={
-            "shape": shape,
-            "modes": modes,
-            "shapes": shapes,
-            "constants": constants,
-            "symbols": symbols,
-        },
+        options=options,
+        derived={"dM": dM, "model": engine},
     )

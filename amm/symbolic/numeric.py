@@ -8,10 +8,11 @@ import time
 import numpy as np
 import sympy as sp
 
-from amm.symbolic.codegen import MATH, NUMPY, cse, lambdify, numba_module
+from amm.symbolic.codegen import MATH, NUMPY, cached_functions, lambdify, numba_module, reduce
 from core.arm import Arm
 from core.dynamics.engine import COULOMB_VELOCITY
 from core.dynamics.model import Model, coulomb_friction
+from core.numerics import validation as check
 
 
 class SymbolicModel(Model):
@@ -39,7 +40,7 @@ class SymbolicModel(Model):
     def __init__(self, eom, coulomb_velocity: float = COULOMB_VELOCITY, compiled: bool = False) -> None:
         self.eom = eom
         self.arm = eom.arm
-        self.description = f"symbolic ({eom.model.description})"
+        self.description = f"symbolic ({eom.description})"
         self.coulomb_velocity = float(coulomb_velocity)
         n = len(eom.q)
         frames = sp.Matrix([list(frame) for frame in eom.frames])
@@ -52,18 +53,27 @@ class SymbolicModel(Model):
         # scalars); the numpy twin, from the same cse, takes the states where math raises
         # (overflow, a domain error) and returns inf or nan as numpy does.
         arguments = [list(eom.q), list(eom.qd), self._parameter_symbols]
-        reduced = cse([eom.M, eom.h, eom.G])
-        dynamics = reduced
-        self._dynamics = lambdify(arguments, None, MATH, reduced)
-        self._dynamics_numpy = lambdify(arguments, None, NUMPY, reduced)
+
+        def dynamics():
+            return reduce(eom, [eom.M, eom.h, eom.G])
+
+        self._dynamics, self._dynamics_numpy = cached_functions(
+            eom, "dynamics", arguments, dynamics, (MATH, NUMPY)
+        )
         static = [list(eom.q), self._parameter_symbols]
-        reduced = cse([eom.M, eom.G, eom.tip, frames, sp.Matrix([eom.V])])
-        self._terms_math = lambdify(static, None, MATH, reduced)
-        self._terms = lambdify(static, None, NUMPY, reduced)
+        self._terms_math, self._terms = cached_functions(
+            eom,
+            "static",
+            static,
+            lambda: reduce(eom, [eom.M, eom.G, eom.tip, frames, sp.Matrix([eom.V])]),
+            (MATH, NUMPY),
+        )
         self._derivatives = None  # ∂M/∂q, lambdified when first asked for
-        self._K = np.array(eom.numeric(eom.K).tolist(), dtype=float).reshape(n, n)
-        self._D = np.array(eom.numeric(eom.D).tolist(), dtype=float).reshape(n, n)
-        self._B = np.array(eom.numeric(eom.B).tolist(), dtype=float).reshape(n, eom.n_joints)
+        self._inverse = self._inverse_numpy = None  # the inverse dynamics, generated when asked for
+        self._forward = None  # the articulated-body forward dynamics, generated when asked for
+        self._K = np.array(eom.numeric(eom.K, closed=False).tolist(), dtype=float).reshape(n, n)
+        self._D = np.array(eom.numeric(eom.D, closed=False).tolist(), dtype=float).reshape(n, n)
+        self._B = np.array(eom.numeric(eom.B, closed=False).tolist(), dtype=float).reshape(n, eom.n_joints)
         self._coulomb = np.array([j.coulomb_friction for j in self.arm.joints], dtype=float)
         self._last: tuple = (None, None)  # (q, [M, G, tip, frames, V])
         self._last_dynamics: tuple = (None, None, None)  # (q, q̇, [M, h, G])
@@ -73,7 +83,8 @@ class SymbolicModel(Model):
         self._compiled = None
         if compiled:
             start = time.perf_counter()
-            module = numba_module(eom, self._parameter_symbols, dynamics)
+            articulated = reduce(eom, [eom.forward]) if eom.forward is not None else None
+            module = numba_module(eom, self._parameter_symbols, dynamics(), articulated)
             self._compiled = module
             self._work = (np.zeros((n, n)), np.zeros(n), np.zeros(n))
             self._compile_forward(n)
@@ -96,6 +107,18 @@ class SymbolicModel(Model):
             G,
             zeros.copy(),
         )
+        if self.eom.forward is not None:
+            self._compiled.forward_articulated(
+                zeros,
+                zeros,
+                np.zeros(self.n_joints),
+                self._parameters,
+                self._B,
+                self._D,
+                self._K,
+                zeros.copy(),
+                zeros.copy(),
+            )
 
     def __repr__(self) -> str:
         return f"SymbolicModel({self.description})"
@@ -171,7 +194,10 @@ class SymbolicModel(Model):
             if self._derivatives is None:
                 derivatives = sp.Matrix.vstack(*self.eom.dM) if n else self.eom.M
                 self._derivatives = lambdify(
-                    [list(self.eom.q), self._parameter_symbols], [derivatives], NUMPY
+                    [list(self.eom.q), self._parameter_symbols],
+                    None,
+                    NUMPY,
+                    reduce(self.eom, [derivatives]),
                 )
             self._last_derivatives = (key, self._derivatives(q, self._parameters)[0])
         return np.array(self._last_derivatives[1], dtype=float).reshape(n, n, n)
@@ -185,9 +211,62 @@ class SymbolicModel(Model):
         _, h, G = self._evaluate_dynamics(q, qd)
         return (np.array(h, dtype=float) + np.array(G, dtype=float)).reshape(self.n_dof)
 
-    def forward_dynamics(self, q, qd, tau, solver: str = "composite", *, friction: bool = True) -> np.ndarray:
-        """As :meth:`core.dynamics.model.Model.forward_dynamics`; the composite solver is inlined: one
-        call of the generated M, h, G and a dense solve of M q̈ = B(τ + τ_c) − D q̇ − K q − h − G."""
+    def auto_solver(self) -> str:
+        """``"recursive"`` (the generated articulated-body algorithm) in the recursive form,
+        else ``"composite"`` (the generated M, h, G and a dense solve)."""
+        return "recursive" if self.eom.forward is not None else "composite"
+
+    def _articulated(self, q, qd, applied) -> np.ndarray:
+        """q̈ of M q̈ + h + G = ``applied`` by the generated articulated-body algorithm."""
+        if self._forward is None:
+            eom = self.eom
+            arguments = [list(eom.q), list(eom.qd), list(eom.applied), self._parameter_symbols]
+            self._forward = cached_functions(
+                eom, "articulated", arguments, lambda: reduce(eom, [eom.forward]), (MATH, NUMPY)
+            )
+        try:
+            out = self._forward[0](q.tolist(), qd.tolist(), applied.tolist(), self._parameter_list)
+        except (ArithmeticError, ValueError):  # as in _evaluate: numpy's inf and its warning
+            out = self._forward[1](q, qd, applied, self._parameters)
+        return np.array(out[0], dtype=float).reshape(self.n_dof)
+
+    def rates_function(self, solver: str = "auto"):
+        """As :meth:`core.dynamics.model.Model.rates_function`; ``"recursive"`` (the default in
+        the recursive form) runs the generated articulated-body algorithm."""
+        if solver == "auto":
+            solver = self.auto_solver()
+        if solver != "recursive" or self.eom.forward is None:
+            return super().rates_function("composite" if solver == "recursive" else solver)
+        n = self.n_dof
+
+        def rates(x: np.ndarray, tau: np.ndarray) -> np.ndarray:
+            q, qd = self._state(x[:n], x[n : 2 * n])
+            qdd = self._articulated(q, qd, self._applied(q, qd, tau))
+            u = self._B.T @ qd
+            dissipated = qd @ self._D @ qd - u @ self.friction_forces(q, qd)
+            return np.concatenate([qd, qdd, [u @ tau, dissipated]])
+
+        return rates
+
+    def forward_dynamics(self, q, qd, tau, solver: str = "auto", *, friction: bool = True) -> np.ndarray:
+        """As :meth:`core.dynamics.model.Model.forward_dynamics`. ``"recursive"`` (the default in the
+        recursive form of :func:`amm.symbolic.derive`) runs the generated articulated-body
+        algorithm (:mod:`amm.symbolic.articulated`: no M assembled); ``"composite"`` (the default
+        in the closed form) is inlined: one call of the generated M, h, G and a dense solve of
+        M q̈ = B(τ + τ_c) − D q̇ − K q − h − G (Cholesky in the numba module with ``compiled``)."""
+        if solver == "auto":
+            solver = self.auto_solver()
+        if solver == "recursive" and self.eom.forward is not None:
+            q, qd = self._state(q, qd)
+            if self._compiled is not None:
+                tau = self._torques(q, qd, tau, friction and self._coulomb.any())
+                out = np.empty(self.n_dof)
+                compiled = self._compiled
+                compiled.forward_articulated(
+                    q, qd, tau, self._parameters, self._B, self._D, self._K, self._work[1], out
+                )
+                return out
+            return self._articulated(q, qd, self._applied(q, qd, tau, friction))
         if solver != "composite":
             return super().forward_dynamics(q, qd, tau, solver, friction=friction)
         q, qd = self._state(q, qd)
@@ -202,6 +281,27 @@ class SymbolicModel(Model):
         rhs = self._B @ tau - self._D @ qd - self._K @ q
         rhs -= np.asarray(h, dtype=float).reshape(n) + np.asarray(G, dtype=float).reshape(n)
         return np.linalg.solve(np.asarray(M, dtype=float).reshape(n, n), rhs)
+
+    def inertial_forces(self, q, qd, qdd) -> np.ndarray:
+        """M q̈ + h + G from the generated Newton–Euler pass (recursive form: no M assembled; the
+        closed form falls back to M q̈ + h + G of the generated M, h, G)."""
+        if self.eom.inverse is None:
+            return super().inertial_forces(q, qd, qdd)
+        q, qd = self._state(q, qd)
+        qdd = np.asarray(qdd, dtype=float)
+        if qdd.shape != (self.n_dof,):
+            raise ValueError(f"qdd must have shape ({self.n_dof},), got {qdd.shape}")
+        if self._inverse is None:
+            eom = self.eom
+            arguments = [list(eom.q), list(eom.qd), list(eom.qdd), self._parameter_symbols]
+            self._inverse, self._inverse_numpy = cached_functions(
+                eom, "inverse", arguments, lambda: reduce(eom, [eom.inverse]), (MATH, NUMPY)
+            )
+        try:
+            out = self._inverse(q.tolist(), qd.tolist(), qdd.tolist(), self._parameter_list)
+        except (ArithmeticError, ValueError):  # as in _evaluate: numpy's inf and its warning
+            out = self._inverse_numpy(q, qd, qdd, self._parameters)
+        return np.array(out[0], dtype=float).reshape(self.n_dof)
 
     def gravity_forces(self, q) -> np.ndarray:
         terms = self._dynamics_at(q)
@@ -230,11 +330,9 @@ class SymbolicModel(Model):
         return np.array([*tip, 0.0]) if tip.size == 2 else tip
 
     def point_position(self, link: int, s: float, q) -> np.ndarray:
-        if not (isinstance(link, (int, np.integer)) and 1 <= link <= self.arm.n_links):
-            raise ValueError(f"link must be a link number from 1 to {self.arm.n_links}, got {link!r}")
+        link = check.link_number(link, self.arm.n_links)
         length = self.arm.links[link - 1].length
-        if not (np.isfinite(s) and -1e-12 * length <= s <= length * (1 + 1e-12)):
-            raise ValueError(f"s must lie in [0, {length}] on link {link}, got {s!r}")
+        s = check.on_link(s, link, 0.0, length, length)
         frame = np.asarray(self._evaluate(q)[3], dtype=float).reshape(self.arm.n_links, -1)[link - 1]
         w = np.zeros(2)
         if link in self.eom.model.bases:
