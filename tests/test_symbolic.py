@@ -21,7 +21,6 @@ from core.arm.presets import (
     one_flexible_link,
     rigid_flexible_rigid,
     rigid_two_link,
-    rrp_translating,
     space_arm_3link,
 )
 from tests.strategies import everything_arm
@@ -105,9 +104,7 @@ def test_modal_constants_are_named_symbols_with_their_integrals():
 
 
 def test_refused_features_are_named():
-    """Prismatic joints (and so translating links) are refused by joint and field."""
-    with pytest.raises(ValueError, match=r"^joint 3: kind must be 'revolute' .*got 'prismatic'"):
-        derive(rrp_translating())
+    """Refused options are named (prismatic joints: tests/test_symbolic_prismatic.py)."""
     with pytest.raises(ValueError, match="constants"):
         derive(rigid_two_link(), constants="sym")
 

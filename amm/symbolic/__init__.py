@@ -1,6 +1,7 @@
 """Symbolic equations of motion of planar and spatial arms (assumed modes).
 
-:func:`derive` builds M, C, K, D, G and B of an arm of revolute joints as sympy matrices in the
+:func:`derive` builds M, C, K, D, G and B of an arm of revolute joints (and translating links, see
+:mod:`~amm.symbolic.translating`) as sympy matrices in the
 engine's coordinates (``theta1``, ``w1_1``…) with the same floating-frame formulation as
 :mod:`core.dynamics.flexible_body`, body by body::
 
@@ -35,7 +36,11 @@ Rooms
 :mod:`~amm.symbolic.planar`, :mod:`~amm.symbolic.spatial`
     the bodies of a planar arm, and of a spatial (DH) arm: links bending in one or two planes,
     the exact tip rotation through the entire functions of :mod:`~amm.symbolic.tip_rotation`, ∂J/∂q
-    carried forward through the chain. Prismatic joints (and so translating links) are refused.
+    carried forward through the chain. A prismatic joint with a translating flexible link (frozen
+    shapes) is derived there too (closed form of a spatial arm).
+:mod:`~amm.symbolic.translating`
+    the translating link's body mass matrix, its kinetic energy integrated from first principles
+    (η-integrals of the frozen shapes as named constants ``ta``, ``tN``, ``tP``…; K(l) ∝ 1/l³).
 :mod:`~amm.symbolic.lagrange`
     the sums over the bodies and Lagrange's equations of them: ∂M/∂q, h = C q̇, C.
 :mod:`~amm.symbolic.recursive`

@@ -135,7 +135,8 @@ def write_python(eom, path: str | Path) -> Path:
         ("damping_matrix", eom.D),
         ("input_matrix", eom.B),
     ):
-        lines += function(name, "", [matrix], [matrix.shape])
+        # K(l) of a translating link depends on q: stiffness_matrix(q) then.
+        lines += function(name, "q" if matrix.free_symbols & set(eom.q) else "", [matrix], [matrix.shape])
     path = Path(path)
     path.write_text("\n".join(lines).rstrip() + "\n")
     return path

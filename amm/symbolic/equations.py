@@ -288,7 +288,9 @@ def derive(
     form: Literal["auto", "recursive", "closed"] = "auto",
     cache: bool = True,
 ) -> SymbolicEOM:
-    """Symbolic equations of motion of an arm of revolute joints (see :mod:`amm.symbolic`).
+    """Symbolic equations of motion of an arm of revolute joints (see :mod:`amm.symbolic`); a
+    spatial arm may also carry translating flexible links on prismatic joints (frozen shapes,
+    closed form: :mod:`amm.symbolic.translating`).
 
     Parameters
     ----------
@@ -319,10 +321,11 @@ def derive(
     if not isinstance(arm, Arm):
         raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
     for number, joint in enumerate(arm.joints, start=1):
-        if joint.kind != "revolute":
+        if joint.kind != "revolute" and (arm.is_planar or form == "recursive"):
             raise ValueError(
-                f"joint {number}: kind must be 'revolute' (amm.symbolic derives revolute joints only; "
-                f"prismatic joints and translating links are refused), got {joint.kind!r}"
+                f"joint {number}: kind {joint.kind!r} is derived in the closed form of a spatial arm only "
+                "(translating flexible links with frozen shapes, form='closed' or 'auto'); the recursive "
+                "and the planar derivations take revolute joints only"
             )
     if constants not in ("symbols", "numeric"):
         raise ValueError(f"constants must be 'symbols' or 'numeric', got {constants!r}")

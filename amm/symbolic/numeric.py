@@ -25,7 +25,7 @@ class SymbolicModel(Model):
     :meth:`mass_matrix` at the same q from the same call); M, G, the tip, the
     link frames and V of q; and ∂M/∂q, generated on the first
     :meth:`mass_matrix_derivatives` call (C, linearization) and evaluated only
-    when asked. K, D and B are constant. Coulomb friction follows the engine's
+    when asked. D and B are constant, K too except on a translating link (K(l), lambdified). Coulomb friction follows the engine's
     smooth model (ε = ``coulomb_velocity``).
 
     ``compiled=True`` also writes the cse'd M, h, G and a Cholesky forward dynamics as a numba
@@ -71,7 +71,21 @@ class SymbolicModel(Model):
         self._derivatives = None  # ∂M/∂q, lambdified when first asked for
         self._inverse = self._inverse_numpy = None  # the inverse dynamics, generated when asked for
         self._forward = None  # the articulated-body forward dynamics, generated when asked for
-        self._K = np.array(eom.numeric(eom.K, closed=False).tolist(), dtype=float).reshape(n, n)
+        self._elastic = None  # K(q), ∂V_e/∂q, ∂²V_e/∂q² when K depends on q (a translating link)
+        if eom.K.free_symbols & set(eom.q):
+            if compiled:
+                raise ValueError(
+                    "compiled=True: the stiffness depends on q (a translating link, K(l) ∝ 1/l³); "
+                    "use compiled=False"
+                )
+            qv = sp.Matrix(eom.q)
+            energy = sp.Matrix([(qv.T * eom.K * qv)[0] / 2])
+            forces = energy.jacobian(qv)
+            hessian = forces.jacobian(qv)
+            self._elastic = sp.lambdify(static, [eom.K, forces.T, hessian], "numpy")
+            self._K = np.zeros((n, n))
+        else:
+            self._K = np.array(eom.numeric(eom.K, closed=False).tolist(), dtype=float).reshape(n, n)
         self._D = np.array(eom.numeric(eom.D, closed=False).tolist(), dtype=float).reshape(n, n)
         self._B = np.array(eom.numeric(eom.B, closed=False).tolist(), dtype=float).reshape(n, eom.n_joints)
         self._coulomb = np.array([j.coulomb_friction for j in self.arm.joints], dtype=float)
@@ -278,7 +292,7 @@ class SymbolicModel(Model):
             return out
         M, h, G = self._evaluate_dynamics(q, qd)
         n = self.n_dof
-        rhs = self._B @ tau - self._D @ qd - self._K @ q
+        rhs = self._B @ tau - self._D @ qd - self.elastic_forces(q)
         rhs -= np.asarray(h, dtype=float).reshape(n) + np.asarray(G, dtype=float).reshape(n)
         return np.linalg.solve(np.asarray(M, dtype=float).reshape(n, n), rhs)
 
@@ -310,7 +324,23 @@ class SymbolicModel(Model):
         dtype = complex if np.iscomplexobj(q) else float
         return np.array(self._evaluate(q)[1], dtype=dtype).reshape(self.n_dof)
 
+    def _stiffness_terms(self, q) -> list:
+        """[K(q), ∂V_e/∂q, ∂²V_e/∂q²] of a q-dependent stiffness."""
+        return self._elastic(np.asarray(q), self._parameters)
+
     def stiffness_matrix(self, q) -> np.ndarray:
+        if self._elastic is not None:
+            return np.array(self._stiffness_terms(q)[0], dtype=float).reshape(self.n_dof, self.n_dof)
+        return self._K.copy()
+
+    def elastic_forces(self, q) -> np.ndarray:
+        if self._elastic is not None:
+            return np.array(self._stiffness_terms(q)[1], dtype=float).reshape(self.n_dof)
+        return self._K @ np.asarray(q)
+
+    def elastic_stiffness(self, q) -> np.ndarray:
+        if self._elastic is not None:
+            return np.array(self._stiffness_terms(q)[2], dtype=float).reshape(self.n_dof, self.n_dof)
         return self._K.copy()
 
     def damping_matrix(self, q) -> np.ndarray:
@@ -331,6 +361,11 @@ class SymbolicModel(Model):
 
     def point_position(self, link: int, s: float, q) -> np.ndarray:
         link = check.link_number(link, self.arm.n_links)
+        if self.arm.joints[link - 1].kind != "revolute":
+            raise ValueError(
+                f"link: points of translating link {link} are not evaluated by the symbolic model; "
+                "use the engine's point_position"
+            )
         length = self.arm.links[link - 1].length
         s = check.on_link(s, link, 0.0, length, length)
         frame = np.asarray(self._evaluate(q)[3], dtype=float).reshape(self.arm.n_links, -1)[link - 1]

@@ -16,6 +16,7 @@ import sympy as sp
 from amm.symbolic.lagrange import Terms
 from amm.symbolic.parameters import Parameters, damping_block, link_integrals, payloads, root_slopes
 from amm.symbolic.tip_rotation import stumpff
+from amm.symbolic.translating import translating_constants, translating_mass_matrix
 from core.arm import Arm
 
 
@@ -125,23 +126,31 @@ def spatial_terms(arm: Arm, engine, P: Parameters, q: tuple) -> tuple[Terms, sp.
     frames = []
     for i, (joint, link) in enumerate(zip(arm.joints, arm.links, strict=True)):
         number = i + 1
-        d = P(f"d{number}", joint.d, f"DH offset $d$ of joint {number} [m]")
-        Rz = _rot_z(q[i] + joint.theta_offset)
+        translating = _translating(engine, number, joint, link)
+        # A prismatic joint's coordinate is named d<i> (the free length): its hub offset is dh<i>.
+        name = f"dh{number}" if translating else f"d{number}"
+        d = P(name, joint.d, f"DH offset $d$ of joint {number} [m]")
+        Rz = _rot_z(joint.theta_offset if translating else q[i] + joint.theta_offset)
         turn = _Fwd.leaf(Rz.T, q)
         Jv_link = turn * (Jv - Jw.left(d * _skew(sp.Matrix([0, 0, 1]))))
         Jw_link = turn * Jw
-        Jw_link.value[2, i] += 1
+        if not translating:
+            Jw_link.value[2, i] += 1
         R_link = R_abs * Rz
         p_link = p + d * R_abs[:, 2]
         frames.append(tuple(p_link) + tuple(R_link))
         hub_rate = Jw.rows(2).copy()  # rate of the hub about the joint axis (+ B column below)
         L = P(f"L{number}", link.length, f"length of link {number} [m]")
         link_frame = (p_link, R_link, Jv_link, Jw_link)
-        if link.is_flexible:
+        if translating:
+            Jv_end, Jw_end, R_end, p_tip = _translating_link(terms, arm, engine, P, q, number, link_frame, L)
+            hub_rate = _Fwd(sp.zeros(1, n))  # the engine's hub inertia turns with revolute joints only
+        elif link.is_flexible:
             Jv_end, Jw_end, R_end, p_tip = _flexible_link(terms, arm, engine, P, q, number, link_frame, L)
         else:
             Jv_end, Jw_end, R_end, p_tip = _rigid_link(terms, P, number, joint, link, link_frame)
-        hub_rate.value += terms.B[:, i].T
+        if not translating:
+            hub_rate.value += terms.B[:, i].T
         terms.joint(P, number, joint, p_link, Jv_link.value, hub_rate.value, Jv_link.d, hub_rate.d)
         for suffix, payload in payloads(arm, number):
             if isinstance(payload.inertia, float):
@@ -269,12 +278,100 @@ def _tip_rotation(q, cols: slice, m: int, rotation, dy, dz, Jw_tip: _Fwd) -> tup
     """The exact rotation E = exp(θ̃) of a tip bending in two planes (θ = (0, −rᵀδ_z, rᵀδ_y), r the
     tip rotation per mode) and the tip's angular velocity with its left Jacobian applied to θ̇."""
     theta = sp.Matrix([0, -(rotation.T * dz)[0], (rotation.T * dy)[0]])
+    Theta = sp.zeros(3, len(q))  # θ = Θ δ
+    Theta[1, cols.start + m : cols.stop] = -rotation.T
+    Theta[2, cols.start : cols.start + m] = rotation.T
+    return _exact_rotation(q, theta, Theta, Jw_tip)
+
+
+def _exact_rotation(q, theta: sp.Matrix, Theta, Jw_tip: _Fwd) -> tuple:
+    """E = exp(θ̃) of the rotation vector θ = (0, θ_y, θ_z), θ̇ = Θ q̇ (Θ a constant matrix or a
+    :class:`_Fwd`), and the angular velocity Jw_tip plus the left Jacobian of θ applied to Θ."""
     x = theta[1] ** 2 + theta[2] ** 2
     c0, c1, c2, c3 = (stumpff(k, x) for k in range(4))
     outer = theta * theta.T
     E = c0 * sp.eye(3) + c1 * _skew(theta) + c2 * outer
     left = c1 * sp.eye(3) + c2 * _skew(theta) + c3 * outer
-    Theta = sp.zeros(3, len(q))  # θ = Θ δ
-    Theta[1, cols.start + m : cols.stop] = -rotation.T
-    Theta[2, cols.start : cols.start + m] = rotation.T
     return E, Jw_tip + _Fwd.leaf(left, q) * Theta
+
+
+#: The beam axes of a translating link in its link frame (x along the joint axis z), as the
+#: engine's ``core.numerics.rotations.PRISMATIC_BEAM``.
+PRISMATIC_BEAM = sp.Matrix([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+
+
+def _translating(engine, number: int, joint, link) -> bool:
+    """Whether link ``number`` is a translating flexible link with frozen shapes (the one kind of
+    prismatic joint derived); a clear ValueError for the others."""
+    if joint.kind == "revolute":
+        return False
+    if not link.is_flexible:
+        raise ValueError(
+            f"joint {number}: a prismatic joint carrying a rigid link is not derived symbolically "
+            "(translating flexible links with frozen shapes are); use the numeric AssumedModesModel"
+        )
+    if getattr(engine.bases[number], "follow", None) is not None:
+        raise ValueError(
+            f"joint {number}: the translating link has length-following shapes; amm.symbolic derives "
+            "frozen shapes only (tracker='frozen', the default)"
+        )
+    if link.damping is not None:
+        raise ValueError(
+            f"link {number}: structural damping on a translating link is not derived symbolically "
+            "(its stiffness depends on the free length); use the numeric AssumedModesModel"
+        )
+    if link.lumped_masses:
+        raise ValueError(f"link {number}: lumped masses on a translating link are not modelled")
+    return True
+
+
+def _translating_link(
+    terms: Terms, arm: Arm, engine, P: Parameters, q, number: int, link_frame: tuple, L
+) -> tuple:
+    """Translating flexible link ``number`` (frozen shapes, :mod:`amm.symbolic.translating`) into
+    ``terms``; returns the velocities (Jv, Jw), rotation and origin of its deformed tip frame."""
+    p_link, R_link, Jv_link, Jw_link = link_frame
+    link = arm.links[number - 1]
+    basis = engine.bases[number]
+    cols = engine.flex_columns[number]
+    planes = engine.bodies[number].planes
+    m, i = basis.n, number - 1
+    l = q[i]
+    delta = sp.Matrix(q[cols])
+    dy = delta[:m, :]
+    dz = delta[m:, :] if planes == 2 else sp.zeros(m, 1)
+    rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
+    k = translating_constants(P, number, basis)
+    Mb, S1 = translating_mass_matrix(k, rho, L, l, dy, dz, planes)
+    B = PRISMATIC_BEAM
+    Jv_beam, Jw_beam = Jv_link.left(B.T), Jw_link.left(B.T)
+    rates = sp.zeros(planes * m + 1, len(q))
+    rates[: planes * m, cols] = sp.eye(planes * m)
+    rates[planes * m, i] = 1
+    Jb, dJb = _stack([Jv_beam, Jw_beam, rates])
+    terms.body(Jb, Mb, dJb)
+    R_body = R_link * B
+    terms.V -= rho * L * (terms.g.T * p_link)[0] + (terms.g.T * R_body * S1)[0]
+    EI = P(f"EI{number}", link.EI, f"in-plane bending stiffness of link {number} [N m$^2$]")
+    stiffness = [EI * k.stiffness / l**3]
+    if planes == 2:
+        EIo = P(f"EIout{number}", link.EI_out, f"out-of-plane bending stiffness of link {number} [N m$^2$]")
+        stiffness.append(EIo * k.stiffness / l**3)
+    terms.K[cols, cols] = sp.diag(*stiffness)
+    rotation = k.tip_slope if arm.tip_rotation == "slope" else k.tip
+    offset = sp.Matrix([l, (k.tip.T * dy)[0], (k.tip.T * dz)[0]])
+    Jv_tip = Jv_beam - _Fwd.leaf(_skew(offset), q) * Jw_beam
+    Jv_tip.value[1, cols.start : cols.start + m] += k.tip.T
+    if planes == 2:
+        Jv_tip.value[2, cols.start + m : cols.stop] += k.tip.T
+    Jv_tip.value[0, i] += 1  # the tip slides out along the beam axis (frozen shapes: ψ(1)δ fixed)
+    # θ = (0, −rᵀδ_z, rᵀδ_y)/l: the slopes of the unit-length shapes over the free length.
+    theta = sp.Matrix([0, -(rotation.T * dz)[0], (rotation.T * dy)[0]]) / l
+    Theta = sp.zeros(3, len(q))
+    Theta[2, cols.start : cols.start + m] = rotation.T / l
+    if planes == 2:
+        Theta[1, cols.start + m : cols.stop] = -rotation.T / l
+    Theta[:, i] = -theta / l
+    E, Jw_tip = _exact_rotation(q, theta, _Fwd.leaf(Theta, q), Jw_beam.copy())  # Θ depends on l, δ
+    tip_turn = _Fwd.leaf(B * E.T, q)  # into the end frame R_body E Bᵀ
+    return tip_turn * Jv_tip, tip_turn * Jw_tip, R_body * E * B.T, p_link + R_body * offset
