@@ -341,3 +341,11 @@ def everything_arm(tip_rotation: str = "chord", motor_inertia: float = 0.0, gear
         gravity=(1.0, -9.81),
         tip_rotation=tip_rotation,
     )
+
+
+def relative_error(a, b) -> float:
+    """max |a − b| over max |b| (max |a| when b is all zero): the agreement of two evaluations
+    of the same quantity."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    scale = np.max(np.abs(b))
+    return float(np.max(np.abs(a - b)) / scale) if scale else float(np.max(np.abs(a)))

@@ -24,17 +24,12 @@ from core.arm.presets import (
     space_arm_3link,
 )
 from tests.strategies import everything_arm
+from tests.strategies import relative_error as _relative
 
 RNG = np.random.default_rng(20261123)
 
 #: Agreement with the engine (docs/SYMBOLIC.md): 1e-10 relative; measured ≤ 2e-15 on M, ∂M/∂q, G, C.
 AGREEMENT = 1e-10
-
-
-def _relative(a, b) -> float:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    scale = np.max(np.abs(b))
-    return float(np.max(np.abs(a - b)) / scale) if scale else float(np.max(np.abs(a)))
 
 
 def _random_state(model, flex_scale: float = 0.05):

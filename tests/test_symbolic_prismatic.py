@@ -12,18 +12,13 @@ from amm import AssumedModesModel
 from amm.symbolic import derive
 from core import Arm, Damping, Joint, Link, Payload
 from core.arm.presets import rrp_translating
+from tests.strategies import relative_error as _relative
 
 RNG = np.random.default_rng(20261126)
 
 #: Agreement with the engine (docs/SYMBOLIC.md): 1e-10 relative; measured ≤ 1e-15 on M, ∂M/∂q,
 #: h, G, the elastic forces and the forward dynamics (the same floating-frame model, round-off only).
 AGREEMENT = 1e-10
-
-
-def _relative(a, b) -> float:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    scale = np.max(np.abs(b))
-    return float(np.max(np.abs(a - b)) / scale) if scale else float(np.max(np.abs(a)))
 
 
 def _random_state(engine, prismatic: int = 2) -> tuple[np.ndarray, np.ndarray]:

@@ -12,17 +12,12 @@ from amm.symbolic import derive
 from core import Arm, Link
 from core.arm.presets import azimuth_elevation, rigid_two_link
 from tests.strategies import everything_arm
+from tests.strategies import relative_error as _relative
 
 RNG = np.random.default_rng(20261126)
 
 #: Agreement with the engine and with the closed form (docs/SYMBOLIC.md): 1e-10 relative.
 AGREEMENT = 1e-10
-
-
-def _relative(a, b) -> float:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    scale = np.max(np.abs(b))
-    return float(np.max(np.abs(a - b)) / scale) if scale else float(np.max(np.abs(a)))
 
 
 def _states(model, count: int = 3):
