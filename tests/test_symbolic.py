@@ -664,8 +664,10 @@ def test_symbolic_study_writes_equations_module_and_agreement(tmp_path):
     assert (folder / "generation_cost.csv").exists() and (folder / "agreement_with_the_engine.csv").exists()
 
 
-def test_symbolic_kind_refuses_fem_cases_and_prismatic_joints(tmp_path):
-    """Refused when the config is validated (``flexlink show``), naming the key and value."""
+def test_symbolic_kind_refuses_fem_cases_and_underived_prismatic_joints(tmp_path):
+    """Refused when the config is validated (``flexlink show``), naming the key and value: FEM
+    cases, a prismatic joint carrying a rigid link, damping on a translating link; the RRP arm
+    (a translating flexible link) is accepted."""
     from studies.config import parse_config
     from studies.errors import ConfigError
 
@@ -679,11 +681,78 @@ def test_symbolic_kind_refuses_fem_cases_and_prismatic_joints(tmp_path):
     ):
         parse_config(data)
     data = {"study": {"name": "s", "kind": "symbolic"}, "arm": {"preset": "rrp-translating"}}
-    with pytest.raises(ConfigError, match=r"^arm: the symbolic kind derives arms with revolute joints only"):
+    parse_config(data)
+    sliding = {
+        "joints": [{"kind": "prismatic"}],
+        "links": [{"kind": "rigid", "length": 1.0, "mass": 1.0, "inertia": 0.1}],
+    }
+    data["arm"] = sliding
+    with pytest.raises(
+        ConfigError, match=r"^arm\.joints\[1\]\.kind: the symbolic kind derives a prismatic joint only with"
+    ):
         parse_config(data)
-    data["arm"]["preset"] = "azimuth-elevation"  # spatial, revolute: derivable
+    sliding["links"] = [
+        {
+            "kind": "flexible",
+            "length": 1.0,
+            "mass_per_length": 0.8,
+            "EI": 15.0,
+            "damping": {"kind": "rayleigh", "alpha": 0.1, "beta": 0.0},
+        }
+    ]
+    with pytest.raises(
+        ConfigError, match=r"^arm\.links\[1\]\.damping: structural damping on a translating link.*'rayleigh'"
+    ):
+        parse_config(data)
+    data["arm"] = {"preset": "azimuth-elevation"}  # spatial, revolute: derivable
     parse_config(data)
     data["arm"]["preset"] = "one-flexible-link"
     data["analysis"] = {"configuration": [0.1, 0.2]}
     with pytest.raises(ConfigError, match=r"^analysis\.configuration: needs 1 joint value, got 2"):
         parse_config(data)
+
+
+@pytest.mark.slow
+def test_symbolic_study_of_the_rrp_arm_runs_from_the_command_line(tmp_path):
+    """``flexlink run`` of a symbolic study on the RRP arm (Theodore & Ghosal 1997): frozen
+    clamped–mass shapes and beta-ode shapes that follow the free length, one mode per plane, two
+    random states; every compared quantity within 1e-9 of the engine (the agreement of
+    tests/test_symbolic_prismatic.py), the frozen case's numpy module written, the following
+    case's replaced by a note."""
+    from studies import cli
+
+    path = tmp_path / "rrp.toml"
+    path.write_text(
+        """
+        [study]
+        name = "rrp-symbolic"
+        kind = "symbolic"
+        [arm]
+        preset = "rrp-translating"
+        [sweep]
+        backends = ["amm"]
+        shapes = ["clamped-mass", "beta-ode"]
+        modes = [1]
+        [analysis]
+        check_states = 2
+        budget = 0.0
+        latex = false
+        operations = false
+        preview_characters = 0
+        [execution]
+        executor = "serial"
+        [report]
+        plots = false
+        """.replace("\n        ", "\n")
+    )
+    assert cli.main(["run", str(path), "--output", str(tmp_path / "out")]) == 0
+    folder = tmp_path / "out"
+    results = pd.read_csv(folder / "results.csv")
+    compared = results[results["group"] != "cost"]
+    assert set(compared["shape"]) == {"clamped-mass", "beta-ode"}
+    assert compared["relative_difference"].max() < 1e-9  # measured ≤ 1.2e-15
+    assert (folder / "eom_1.py").exists() and not (folder / "eom_2.py").exists()
+    assert (
+        "No numpy module: the modal integrals of the length-following shapes"
+        in (folder / "summary.md").read_text()
+    )

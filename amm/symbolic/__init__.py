@@ -37,10 +37,14 @@ Rooms
     the bodies of a planar arm, and of a spatial (DH) arm: links bending in one or two planes,
     the exact tip rotation through the entire functions of :mod:`~amm.symbolic.tip_rotation`, ∂J/∂q
     carried forward through the chain. A prismatic joint with a translating flexible link (frozen
-    shapes) is derived there too (closed form of a spatial arm).
+    or length-following shapes) is derived there too (closed form of a spatial arm).
 :mod:`~amm.symbolic.translating`
     the translating link's body mass matrix, its kinetic energy integrated from first principles
-    (η-integrals of the frozen shapes as named constants ``ta``, ``tN``, ``tP``…; K(l) ∝ 1/l³).
+    (η-integrals of the shapes as named constants ``ta``, ``tN``, ``tP``…; K(l) ∝ 1/l³).
+:mod:`~amm.symbolic.following`
+    the η-integrals of shapes that follow the free length (``shape="beta-ode"``) as functions of
+    it, ``ta3_1(d3)``, their l-derivatives where the energies are differentiated, bound by
+    :meth:`SymbolicEOM.to_numeric` to the engine's series (:mod:`shapes.following_series`).
 :mod:`~amm.symbolic.lagrange`
     the sums over the bodies and Lagrange's equations of them: ∂M/∂q, h = C q̇, C.
 :mod:`~amm.symbolic.recursive`

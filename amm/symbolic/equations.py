@@ -60,7 +60,13 @@ class SymbolicEOM:
     values : mapping Symbol → float
         Number of every parameter and constant symbol.
     definitions : mapping Symbol → str
-        What each symbol is (LaTeX-ready text).
+        What each symbol is (LaTeX-ready text); also each l-dependent modal integral ``f(l)``.
+    functions : mapping str → (int, str, tuple)
+        The modal integrals of translating links whose shapes follow the free length, undefined
+        functions of it in the expressions (``ta3_1(d3)``, their derivatives where the energies
+        are differentiated): name → (link, integral key, index) of the engine's
+        ``LengthFollowing.taylor``, which :meth:`to_numeric` evaluates them by
+        (:mod:`amm.symbolic.following`). Empty without such links.
     model : AssumedModesModel
         The engine model of the same arm and shapes (bases, damping): a property, built on first
         use when the equations came from the cache.
@@ -116,6 +122,7 @@ class SymbolicEOM:
     qdd: tuple = ()
     forward: sp.ImmutableMatrix | None = field(default=None, repr=False)
     applied: tuple = ()
+    functions: Mapping = field(default_factory=dict, repr=False)
 
     @property
     def n_joints(self) -> int:
@@ -228,7 +235,10 @@ class SymbolicEOM:
                     lines.append(f"{label}_{{{index}}} &= {sp.latex(entry, symbol_names=names)}")
             if lines:
                 parts.append("\\begin{align}\n" + " \\\\\n".join(lines) + "\n\\end{align}")
-        defs = [f"{names[s]} &: {text}" for s, text in self.definitions.items()]
+        defs = [
+            f"{names[s] if s in names else sp.latex(s, symbol_names=names)} &: {text}"
+            for s, text in self.definitions.items()
+        ]
         if defs:
             parts.append("\\begin{align*}\n" + " \\\\\n".join(defs) + "\n\\end{align*}")
         return "\n\n".join(parts) + "\n"
@@ -238,7 +248,14 @@ class SymbolicEOM:
         ``mass_matrix_derivatives(q)``, ``gravity_forces(q)``, ``coriolis_matrix(q, qd)``,
         ``bias_forces(q, qd)`` (h = C q̇ from its own expression, without C),
         ``stiffness_matrix()``, ``damping_matrix()``, ``input_matrix()``, ``tip_position(q)`` and
-        ``COORDINATES``; returns the path."""
+        ``COORDINATES``; returns the path. Not for length-following shapes (their integrals are
+        the engine's series: use :meth:`to_numeric`)."""
+        if self.functions:
+            raise ValueError(
+                "to_python: the equations hold the modal integrals of length-following shapes as "
+                f"functions of the free length ({', '.join(list(self.functions)[:3])}…), which a "
+                "standalone numpy module cannot evaluate; use to_numeric()"
+            )
         return write_python(self, path)
 
 
@@ -289,8 +306,9 @@ def derive(
     cache: bool = True,
 ) -> SymbolicEOM:
     """Symbolic equations of motion of an arm of revolute joints (see :mod:`amm.symbolic`); a
-    spatial arm may also carry translating flexible links on prismatic joints (frozen shapes,
-    closed form: :mod:`amm.symbolic.translating`).
+    spatial arm may also carry translating flexible links on prismatic joints (frozen or
+    length-following shapes, closed form: :mod:`amm.symbolic.translating`,
+    :mod:`amm.symbolic.following`).
 
     Parameters
     ----------
@@ -324,7 +342,7 @@ def derive(
         if joint.kind != "revolute" and (arm.is_planar or form == "recursive"):
             raise ValueError(
                 f"joint {number}: kind {joint.kind!r} is derived in the closed form of a spatial arm only "
-                "(translating flexible links with frozen shapes, form='closed' or 'auto'); the recursive "
+                "(translating flexible links, form='closed' or 'auto'); the recursive "
                 "and the planar derivations take revolute joints only"
             )
     if constants not in ("symbols", "numeric"):
@@ -426,4 +444,5 @@ def _derive(arm: Arm, options: dict, start: float) -> SymbolicEOM:
         seconds=time.perf_counter() - start,
         options=options,
         derived={"dM": dM, "model": engine},
+        functions=dict(P.functions),
     )

@@ -4,11 +4,13 @@ lambdified or compiled with numba (:mod:`amm.symbolic.codegen`)."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import sympy as sp
 
 from amm.symbolic.codegen import MATH, NUMPY, cached_functions, lambdify, numba_module, reduce
+from amm.symbolic.following import namespace
 from core.arm import Arm
 from core.dynamics.engine import COULOMB_VELOCITY
 from core.dynamics.model import Model, coulomb_friction
@@ -25,7 +27,9 @@ class SymbolicModel(Model):
     :meth:`mass_matrix` at the same q from the same call); M, G, the tip, the
     link frames and V of q; and ∂M/∂q, generated on the first
     :meth:`mass_matrix_derivatives` call (C, linearization) and evaluated only
-    when asked. D and B are constant, K too except on a translating link (K(l), lambdified). Coulomb friction follows the engine's
+    when asked. D and B are constant, K too except on a translating link (K(l), lambdified). The
+    modal integrals of length-following shapes are calls of the engine model's series
+    (:mod:`amm.symbolic.following`), whose ``"ode"`` roots are this model's auxiliary states. Coulomb friction follows the engine's
     smooth model (ε = ``coulomb_velocity``).
 
     ``compiled=True`` also writes the cse'd M, h, G and a Cholesky forward dynamics as a numba
@@ -53,12 +57,15 @@ class SymbolicModel(Model):
         # scalars); the numpy twin, from the same cse, takes the states where math raises
         # (overflow, a domain error) and returns inf or nan as numpy does.
         arguments = [list(eom.q), list(eom.qd), self._parameter_symbols]
+        # Length-following integrals: functions of the free length bound to the engine's series.
+        bound = namespace(eom.functions, eom.model) if eom.functions else {}
+        self._namespaces = (MATH | bound, NUMPY | bound)
 
         def dynamics():
             return reduce(eom, [eom.M, eom.h, eom.G])
 
         self._dynamics, self._dynamics_numpy = cached_functions(
-            eom, "dynamics", arguments, dynamics, (MATH, NUMPY)
+            eom, "dynamics", arguments, dynamics, self._namespaces
         )
         static = [list(eom.q), self._parameter_symbols]
         self._terms_math, self._terms = cached_functions(
@@ -66,7 +73,7 @@ class SymbolicModel(Model):
             "static",
             static,
             lambda: reduce(eom, [eom.M, eom.G, eom.tip, frames, sp.Matrix([eom.V])]),
-            (MATH, NUMPY),
+            self._namespaces,
         )
         self._derivatives = None  # ∂M/∂q, lambdified when first asked for
         self._inverse = self._inverse_numpy = None  # the inverse dynamics, generated when asked for
@@ -82,7 +89,7 @@ class SymbolicModel(Model):
             energy = sp.Matrix([(qv.T * eom.K * qv)[0] / 2])
             forces = energy.jacobian(qv)
             hessian = forces.jacobian(qv)
-            self._elastic = sp.lambdify(static, [eom.K, forces.T, hessian], "numpy")
+            self._elastic = lambdify(static, [eom.K, forces.T, hessian], self._namespaces[1])
             self._K = np.zeros((n, n))
         else:
             self._K = np.array(eom.numeric(eom.K, closed=False).tolist(), dtype=float).reshape(n, n)
@@ -142,6 +149,38 @@ class SymbolicModel(Model):
         (:meth:`amm.symbolic.SymbolicEOM.rebuild`), evaluated with this model's options
         (``compiled``, ``coulomb_velocity``: :meth:`core.dynamics.model.Model.replace`)."""
         return self.replace(eom=self.eom.rebuild(arm))
+
+    # -- auxiliary states: the "ode" tracker's roots, shared with the engine model -----------
+    @property
+    def auxiliary_names(self) -> tuple[str, ...]:
+        """The engine model's (``beta<i>_<k>``: roots of length-following shapes integrated with
+        the motion), whose evaluation of the l-dependent integrals the generated code calls."""
+        return self.eom.model.auxiliary_names if self.eom.functions else ()
+
+    def auxiliary_initial(self, q) -> np.ndarray:
+        return self.eom.model.auxiliary_initial(q) if self.eom.functions else np.zeros(0)
+
+    def auxiliary_rates(self, q, qd, a) -> np.ndarray:
+        return self.eom.model.auxiliary_rates(q, qd, a) if self.eom.functions else np.zeros(0)
+
+    @contextmanager
+    def auxiliary(self, a):
+        """Evaluate with the roots ``a`` (:attr:`auxiliary_names`), set on the engine model's
+        shapes that the generated code reads; the per-state caches are cleared on entry and exit."""
+        if not self.eom.functions:
+            yield
+            return
+        with self.eom.model.auxiliary(a):
+            self._forget()
+            try:
+                yield
+            finally:
+                self._forget()
+
+    def _forget(self) -> None:
+        self._last = (None, None)
+        self._last_dynamics = (None, None, None)
+        self._last_derivatives = (None, None)
 
     @property
     def coordinates(self) -> tuple[str, ...]:
@@ -210,7 +249,7 @@ class SymbolicModel(Model):
                 self._derivatives = lambdify(
                     [list(self.eom.q), self._parameter_symbols],
                     None,
-                    NUMPY,
+                    self._namespaces[1],
                     reduce(self.eom, [derivatives]),
                 )
             self._last_derivatives = (key, self._derivatives(q, self._parameters)[0])
@@ -236,7 +275,7 @@ class SymbolicModel(Model):
             eom = self.eom
             arguments = [list(eom.q), list(eom.qd), list(eom.applied), self._parameter_symbols]
             self._forward = cached_functions(
-                eom, "articulated", arguments, lambda: reduce(eom, [eom.forward]), (MATH, NUMPY)
+                eom, "articulated", arguments, lambda: reduce(eom, [eom.forward]), self._namespaces
             )
         try:
             out = self._forward[0](q.tolist(), qd.tolist(), applied.tolist(), self._parameter_list)
@@ -309,7 +348,7 @@ class SymbolicModel(Model):
             eom = self.eom
             arguments = [list(eom.q), list(eom.qd), list(eom.qdd), self._parameter_symbols]
             self._inverse, self._inverse_numpy = cached_functions(
-                eom, "inverse", arguments, lambda: reduce(eom, [eom.inverse]), (MATH, NUMPY)
+                eom, "inverse", arguments, lambda: reduce(eom, [eom.inverse]), self._namespaces
             )
         try:
             out = self._inverse(q.tolist(), qd.tolist(), qdd.tolist(), self._parameter_list)

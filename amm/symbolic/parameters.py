@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from amm.symbolic.following import LengthIntegral
 from core.arm import Arm
 from core.dynamics.basis import dense
 
@@ -33,6 +34,9 @@ class Parameters:
         self.modal = modal
         self.values: dict = {}
         self.definitions: dict = {}
+        #: The l-dependent modal integrals of length-following shapes: function name → (link
+        #: number, integral key of ``LengthFollowing.taylor``, index) (:mod:`amm.symbolic.following`).
+        self.functions: dict = {}
 
     def __call__(
         self, name: str, value: float, definition: str, named: bool | None = None, math: bool = False
@@ -54,6 +58,15 @@ class Parameters:
         name's last index."""
         definition = definition.replace(",k}", f",{name.rsplit('_', 1)[1]}}}")
         return self(name, value, definition, named=self.modal, math=True)
+
+    def length_function(self, name: str, l, where: tuple, definition: str):
+        """The modal integral ``name`` of a length-following basis as the function ``name(l)`` of
+        the free length symbol ``l``; ``where`` = (link number, integral key, index) binds it
+        (:mod:`amm.symbolic.following`), ``definition`` is its LaTeX."""
+        applied = LengthIntegral.of(name, l)
+        self.functions[name] = where
+        self.definitions[applied] = definition
+        return applied
 
     def constants(self, name: str, values, definition: str) -> sp.Matrix:
         """The column of modal constants ``{name}_{k}`` of ``values`` (k from 1)."""

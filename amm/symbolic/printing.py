@@ -3,7 +3,8 @@
 sympy's code printers order the terms of every sum and work out the precedence of every node;
 on the thousands of short lines of a long chain's recursion that took most of the generation
 time. :func:`code` prints the few node types the derivations make (sums, products, powers,
-cos, sin, sqrt, :class:`~amm.symbolic.tip_rotation.stumpff`, numbers, symbols), fully
+cos, sin, sqrt, :class:`~amm.symbolic.tip_rotation.stumpff`, the l-dependent integrals
+:class:`~amm.symbolic.following.LengthIntegral`, numbers, symbols), fully
 parenthesized, and falls back to sympy's Python printer for anything else.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
+
+from amm.symbolic.following import LengthIntegral
 
 _FALLBACK = PythonCodePrinter({"allow_unknown_functions": True, "fully_qualified_modules": False})
 _FUNCTIONS = {sp.cos: "cos", sp.sin: "sin"}
@@ -46,6 +49,8 @@ def _code(expr, memo: dict) -> str:
         out = _power(expr, memo)
     elif expr.func in _FUNCTIONS:
         out = f"{_FUNCTIONS[expr.func]}({_code(expr.args[0], memo)})"
+    elif isinstance(expr, LengthIntegral):
+        out = f"{expr.label}({_code(expr.args[0], memo)})"
     elif expr.func.__name__ == "stumpff":
         out = f"stumpff({int(expr.args[0])}, {_code(expr.args[1], memo)})"
     else:

@@ -301,19 +301,14 @@ PRISMATIC_BEAM = sp.Matrix([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
 
 
 def _translating(engine, number: int, joint, link) -> bool:
-    """Whether link ``number`` is a translating flexible link with frozen shapes (the one kind of
-    prismatic joint derived); a clear ValueError for the others."""
+    """Whether link ``number`` is a translating flexible link (frozen or length-following shapes:
+    the one kind of prismatic joint derived); a clear ValueError for the others."""
     if joint.kind == "revolute":
         return False
     if not link.is_flexible:
         raise ValueError(
             f"joint {number}: a prismatic joint carrying a rigid link is not derived symbolically "
-            "(translating flexible links with frozen shapes are); use the numeric AssumedModesModel"
-        )
-    if getattr(engine.bases[number], "follow", None) is not None:
-        raise ValueError(
-            f"joint {number}: the translating link has length-following shapes; amm.symbolic derives "
-            "frozen shapes only (tracker='frozen', the default)"
+            "(translating flexible links are); use the numeric AssumedModesModel"
         )
     if link.damping is not None:
         raise ValueError(
@@ -328,8 +323,10 @@ def _translating(engine, number: int, joint, link) -> bool:
 def _translating_link(
     terms: Terms, arm: Arm, engine, P: Parameters, q, number: int, link_frame: tuple, L
 ) -> tuple:
-    """Translating flexible link ``number`` (frozen shapes, :mod:`amm.symbolic.translating`) into
-    ``terms``; returns the velocities (Jv, Jw), rotation and origin of its deformed tip frame."""
+    """Translating flexible link ``number`` (:mod:`amm.symbolic.translating`) into ``terms``;
+    returns the velocities (Jv, Jw), rotation and origin of its deformed tip frame. With
+    length-following shapes the tip's deflection U(l)δ and rotation Θ(l)δ/l move with l̇ too
+    (U'δ, Θ'δ/l: the Jacobians are those of the offset and of θ, as the engine's kinematics)."""
     p_link, R_link, Jv_link, Jw_link = link_frame
     link = arm.links[number - 1]
     basis = engine.bases[number]
@@ -341,7 +338,7 @@ def _translating_link(
     dy = delta[:m, :]
     dz = delta[m:, :] if planes == 2 else sp.zeros(m, 1)
     rho = P(f"rhoA{number}", link.mass_per_length, f"mass per length of link {number} [kg/m]")
-    k = translating_constants(P, number, basis)
+    k = translating_constants(P, number, basis, l)
     Mb, S1 = translating_mass_matrix(k, rho, L, l, dy, dz, planes)
     B = PRISMATIC_BEAM
     Jv_beam, Jw_beam = Jv_link.left(B.T), Jw_link.left(B.T)
@@ -360,18 +357,12 @@ def _translating_link(
     terms.K[cols, cols] = sp.diag(*stiffness)
     rotation = k.tip_slope if arm.tip_rotation == "slope" else k.tip
     offset = sp.Matrix([l, (k.tip.T * dy)[0], (k.tip.T * dz)[0]])
-    Jv_tip = Jv_beam - _Fwd.leaf(_skew(offset), q) * Jw_beam
-    Jv_tip.value[1, cols.start : cols.start + m] += k.tip.T
-    if planes == 2:
-        Jv_tip.value[2, cols.start + m : cols.stop] += k.tip.T
-    Jv_tip.value[0, i] += 1  # the tip slides out along the beam axis (frozen shapes: ψ(1)δ fixed)
+    coordinates = sp.Matrix(q)
+    # The tip slides out along the beam axis; U δ and (following shapes) U'δ l̇ across it.
+    Jv_tip = Jv_beam - _Fwd.leaf(_skew(offset), q) * Jw_beam + _Fwd.leaf(offset.jacobian(coordinates), q)
     # θ = (0, −rᵀδ_z, rᵀδ_y)/l: the slopes of the unit-length shapes over the free length.
     theta = sp.Matrix([0, -(rotation.T * dz)[0], (rotation.T * dy)[0]]) / l
-    Theta = sp.zeros(3, len(q))
-    Theta[2, cols.start : cols.start + m] = rotation.T / l
-    if planes == 2:
-        Theta[1, cols.start + m : cols.stop] = -rotation.T / l
-    Theta[:, i] = -theta / l
+    Theta = theta.jacobian(coordinates)  # ∂θ/∂l = (Θ'δ − θ)/l
     E, Jw_tip = _exact_rotation(q, theta, _Fwd.leaf(Theta, q), Jw_beam.copy())  # Θ depends on l, δ
     tip_turn = _Fwd.leaf(B * E.T, q)  # into the end frame R_body E Bᵀ
     return tip_turn * Jv_tip, tip_turn * Jw_tip, R_body * E * B.T, p_link + R_body * offset

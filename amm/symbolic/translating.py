@@ -1,26 +1,30 @@
 """The body of a translating flexible link (a beam sliding through the hub of a prismatic joint),
-its kinetic energy integrated from first principles, with frozen shapes.
+its kinetic energy integrated from first principles, with frozen or length-following shapes.
 
 The model is the engine's (:class:`core.dynamics.flexible_body.TranslatingBody`, docs/TRANSLATING.md;
 Theodore & Ghosal 1997 without the convective term): the beam of total length L lies along x of
 its beam frame at the hub exit, the free part s = lη ∈ [0, l] (l the joint variable) bends,
-w(s) = ψ(η)δ, the part inside, s ∈ [−(L − l), 0], moves rigidly. A free point at ρ = (lη, ψᵀδ_y,
-ψᵀδ_z) moves with
+w(s) = ψ(η; l)δ, the part inside, s ∈ [−(L − l), 0], moves rigidly. A free point at ρ = (lη,
+ψᵀδ_y, ψᵀδ_z) moves with
 
-    v + Ω × ρ + Φ δ̇ + (e_x + Φ_l δ) l̇,   Φ_l = g(η)/l,  g = −ηψ'(η) (frozen shapes),
+    v + Ω × ρ + Φ δ̇ + (e_x + Φ_l δ) l̇,   Φ_l = ∂Φ/∂l|_s = g(η)/l,  g = −ηψ'(η) + l ∂ψ/∂l|_η
 
-a point inside with v + Ω × ρ + e_x l̇. The body mass matrix of ν = (v, Ω, δ̇, l̇) in beam axes is
-M_b = ∫ Vᵀ V dm (V the 3 × (7 + m) map ν ↦ velocity): the integrand is expanded here as a
-polynomial in η, ψ_k(η), g_k(η) and every monomial replaced by its η-integral, a named modal
-constant of the link (``ta``, ``tb``, ``tN``, ``tg``, ``tgb``, ``tP``, ``tR``: module
-:func:`translating_constants`), each a number of the engine's basis (``unit_integrals``). The
-inside part is integrated in s exactly.
+(the last term zero for frozen shapes), a point inside with v + Ω × ρ + e_x l̇. The body mass
+matrix of ν = (v, Ω, δ̇, l̇) in beam axes is M_b = ∫ Vᵀ V dm (V the 3 × (7 + m) map ν ↦
+velocity): the integrand is expanded here as a polynomial in η, ψ_k(η), g_k(η) and every
+monomial replaced by its η-integral, a named modal integral of the link (``ta``, ``tb``, ``tN``,
+``tg``, ``tgb``, ``tP``, ``tR``: :func:`translating_constants`): a constant of the engine's
+basis (``unit_integrals``) for frozen shapes, a function of the free length (``ta3_1(d3)``,
+bound to the engine's series by :mod:`amm.symbolic.following`) for shapes that follow it, whose
+l-derivatives then enter wherever the energies are differentiated in l. The inside part is
+integrated in s exactly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import sympy as sp
 
 from amm.symbolic.parameters import Parameters
@@ -28,7 +32,9 @@ from amm.symbolic.parameters import Parameters
 
 @dataclass(frozen=True)
 class TranslatingConstants:
-    """The η-integrals of the frozen shapes ψ (unit length, η ∈ [0, 1]) of a translating link.
+    """The η-integrals of the shapes ψ (unit length, η ∈ [0, 1]) of a translating link: named
+    constants of frozen shapes, named functions of the free length l for shapes that follow it
+    (``following``; :mod:`amm.symbolic.following`).
 
     Attributes
     ----------
@@ -37,11 +43,13 @@ class TranslatingConstants:
     mass, stiffness : sympy.Matrix
         ∫ψψᵀ dη, ∫ψ''ψ''ᵀ dη.
     rate_first, rate_second : sympy.Matrix
-        ∫g dη, ∫ηg dη, g = −ηψ'.
+        ∫g dη, ∫ηg dη, g = −ηψ' + l ∂ψ/∂l|_η.
     rate_cross, rate_mass : sympy.Matrix
         ∫ψgᵀ dη (not symmetric), ∫ggᵀ dη.
     tip, tip_slope : sympy.Matrix
         ψ(1) and ψ'(1) = dψ/dη at the tip.
+    following : bool
+        The entries are functions of l.
     """
 
     first: sp.Matrix
@@ -54,17 +62,49 @@ class TranslatingConstants:
     rate_mass: sp.Matrix
     tip: sp.Matrix
     tip_slope: sp.Matrix
+    following: bool = False
 
 
-def translating_constants(P: Parameters, number: int, basis) -> TranslatingConstants:
-    """The named η-integrals of translating link ``number``'s frozen basis."""
+#: The integrals of :class:`TranslatingConstants`: (field, name prefix, key of the engine's
+#: ``unit_integrals`` and ``LengthFollowing.taylor``, LaTeX, square matrix, symmetric).
+_INTEGRALS = (
+    ("first", "ta", "first", r"\int_0^1 \psi_{k} d\eta", False, False),
+    ("moment", "tb", "moment", r"\int_0^1 \eta\psi_{k} d\eta", False, False),
+    ("mass", "tN", "mass", r"\int_0^1 \psi_r\psi_c d\eta", True, True),
+    ("stiffness", "tk", "stiffness", r"\int_0^1 \psi_r''\psi_c'' d\eta", True, True),
+    ("rate_first", "tg", "rate_first", r"\int_0^1 g_{k} d\eta", False, False),
+    ("rate_second", "tgb", "rate_second", r"\int_0^1 \eta g_{k} d\eta", False, False),
+    ("rate_cross", "tP", "rate_cross", r"\int_0^1 \psi_r g_c d\eta", True, False),
+    ("rate_mass", "tR", "rate_mass", r"\int_0^1 g_r g_c d\eta", True, True),
+    ("tip", "tphi", "tip_value", r"\psi_{k}(1)", False, False),
+    ("tip_slope", "tdphi", "tip_slope", r"\psi'_{k}(1)", False, False),
+)
+
+
+def translating_constants(P: Parameters, number: int, basis, l=None) -> TranslatingConstants:
+    """The named η-integrals of translating link ``number``'s basis: constants of frozen shapes;
+    for a length-following basis (``basis.follow``) functions of the free length symbol ``l``
+    (``ta3_1(d3)``…, whatever ``constants``: their numbers depend on l)."""
+    following = getattr(basis, "follow", None) is not None
     unit = basis.unit_integrals()
     m = basis.n
+    g = r",\ g = -\eta\psi' + l\,\partial\psi/\partial l" if following else r",\ g = -\eta\psi'"
 
-    def column(name: str, key: str, text: str) -> sp.Matrix:
-        return P.constants(f"{name}{number}", unit[key], text)
+    def entry(name: str, key: str, index: tuple, text: str):
+        if following:
+            where = rf",\ \text{{at the free length }} {sp.latex(l)}"
+            return P.length_function(name, l, (number, key, index), text + where)
+        return P(name, np.asarray(unit[key], dtype=float)[index], text, P.modal, True)
 
-    def square(name: str, key: str, text: str, symmetric: bool) -> sp.Matrix:
+    def matrix(prefix: str, key: str, text: str, square: bool, symmetric: bool) -> sp.Matrix:
+        text = text + (g if prefix in ("tg", "tgb", "tP", "tR") else "")
+        if not square:
+            return sp.Matrix(
+                [
+                    entry(f"{prefix}{number}_{k + 1}", key, (k,), text.replace("_{k}", f"_{{{k + 1}}}"))
+                    for k in range(m)
+                ]
+            )
         out = sp.zeros(m, m)
         for r in range(m):
             for c in range(m):
@@ -72,21 +112,14 @@ def translating_constants(P: Parameters, number: int, basis) -> TranslatingConst
                     out[r, c] = out[c, r]
                     continue
                 definition = text.replace("_r", f"_{r + 1}").replace("_c", f"_{c + 1}")
-                out[r, c] = P(f"{name}{number}_{r + 1}{c + 1}", unit[key][r][c], definition, P.modal, True)
+                out[r, c] = entry(f"{prefix}{number}_{r + 1}{c + 1}", key, (r, c), definition)
         return out
 
-    return TranslatingConstants(
-        first=column("ta", "first", r"\int_0^1 \psi_{k} d\eta"),
-        moment=column("tb", "moment", r"\int_0^1 \eta\psi_{k} d\eta"),
-        mass=square("tN", "mass", r"\int_0^1 \psi_r\psi_c d\eta", True),
-        stiffness=square("tk", "stiffness", r"\int_0^1 \psi_r''\psi_c'' d\eta", True),
-        rate_first=column("tg", "rate_first", r"\int_0^1 g_{k} d\eta,\ g = -\eta\psi'"),
-        rate_second=column("tgb", "rate_second", r"\int_0^1 \eta g_{k} d\eta,\ g = -\eta\psi'"),
-        rate_cross=square("tP", "rate_cross", r"\int_0^1 \psi_r g_c d\eta", False),
-        rate_mass=square("tR", "rate_mass", r"\int_0^1 g_r g_c d\eta", True),
-        tip=column("tphi", "tip_value", r"\psi_{k}(1)"),
-        tip_slope=column("tdphi", "tip_slope", r"\psi'_{k}(1)"),
-    )
+    fields = {
+        field: matrix(prefix, key, text, square, symmetric)
+        for field, prefix, key, text, square, symmetric in _INTEGRALS
+    }
+    return TranslatingConstants(**fields, following=following)
 
 
 def _skew(v) -> sp.Matrix:

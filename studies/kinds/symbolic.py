@@ -8,7 +8,8 @@ physical parameters and modal constants as named symbols or as numbers
 common subexpressions shared) is compared with the engine's model of the same
 arm and discretization:
 
-* on ``check_states`` random states (joint angles uniform in ±π, flexible
+* on ``check_states`` random states (joint angles uniform in ±π, free lengths of
+  translating links uniform in a quarter to all of the beam, flexible
   coordinates of standard deviation ``flex_scale``, rates and joint inputs
   standard normal), the largest relative difference max|generated − engine| /
   max|engine| over the states of M, ∂M/∂q, C, h = C q̇ (against the engine's
@@ -33,9 +34,14 @@ The report re-derives each case (the same deterministic derivation) to write
 definitions of the symbols, a fragment for ``\\input`` that needs ``amsmath``)
 and ``eom_<case>.py`` (``module``: a standalone numpy module, see
 :meth:`~amm.symbolic.SymbolicEOM.to_python`), and previews M in summary.md.
-Planar arms only (rigid and flexible links, hubs, motors, lumped masses,
-payloads); an all-rigid arm needs no shapes. FEM cases are refused: the
-equations are those of assumed modes.
+Planar and spatial arms of revolute joints (rigid and flexible links, hubs,
+motors, lumped masses, payloads), and prismatic joints carrying a translating
+flexible link, with frozen shapes (``clamped-free``, ``clamped-mass``) or shapes
+that follow the free length (``beta-ode``: their modal integrals are functions of
+it, evaluated by the engine's series, so such a case writes no numpy module); an
+all-rigid arm needs no shapes. Refused when the config is validated: a prismatic
+joint carrying a rigid link, structural damping on a translating link, FEM cases
+(the equations are those of assumed modes).
 """
 
 from __future__ import annotations
@@ -85,6 +91,10 @@ COST = (
 #: The cost quantities that are measured times (kept out of results.csv).
 TIMED = ("derive_s", "numeric_s", "mass_matrix_us", "forward_dynamics_us")
 
+
+#: Free lengths of the random states, as fractions of the translating link's beam length (inside
+#: the range the engine fits its length-following integrals over, a tenth of the beam to all of it).
+FREE_LENGTHS = (0.25, 1.0)
 
 #: How the symbolic equations carry a kind of quantity: named symbols or numbers.
 SymbolsOrNumbers = Literal["symbols", "numeric"]
@@ -155,14 +165,17 @@ def _relative(difference: float, scale: float) -> float:
 
 
 def random_state(model: Model, rng: np.random.Generator, flex_scale: float):
-    """(q, q̇, τ): joint angles uniform in ±π, flexible coordinates N(0, flex_scale²), rates and
-    joint inputs standard normal."""
+    """(q, q̇, τ): joint angles uniform in ±π, the free length of each translating link uniform in
+    :data:`FREE_LENGTHS` of its beam, flexible coordinates N(0, flex_scale²), rates and joint
+    inputs standard normal."""
     q = np.concatenate(
         [
             rng.uniform(-np.pi, np.pi, model.n_joints),
             flex_scale * rng.standard_normal(model.n_dof - model.n_joints),
         ]
     )
+    for number in model.arm.translating_links:
+        q[number - 1] = rng.uniform(*FREE_LENGTHS) * model.arm.links[number - 1].length
     return q, rng.standard_normal(model.n_dof), rng.standard_normal(model.n_joints)
 
 
@@ -257,12 +270,20 @@ class Symbolic(StudyKind):
         return super().stored(results[~results["quantity"].isin(TIMED)])
 
     def validate(self, arm, analysis):
-        prismatic = [i for i, joint in enumerate(arm.joints, start=1) if joint.kind != "revolute"]
-        if prismatic:
-            raise ValueError(
-                f"arm: the symbolic kind derives arms with revolute joints only (amm.symbolic), and joint "
-                f"{prismatic[0]} is prismatic (a translating link's modal integrals depend on its free length)"
-            )
+        for number, (joint, link) in enumerate(zip(arm.joints, arm.links, strict=True), start=1):
+            if joint.kind == "revolute":
+                continue
+            if not link.is_flexible:
+                raise ValueError(
+                    f"arm.joints[{number}].kind: the symbolic kind derives a prismatic joint only with a "
+                    f"translating flexible link (amm.symbolic), got {joint.kind!r} carrying rigid link "
+                    f"{number}"
+                )
+            if link.damping is not None:
+                raise ValueError(
+                    f"arm.links[{number}].damping: structural damping on a translating link is not derived "
+                    f"symbolically (its stiffness depends on the free length), got {link.damping.kind!r}"
+                )
         analysis.joint_values(arm)
 
     def run_case(self, arm, case, analysis):
@@ -438,7 +459,12 @@ class Symbolic(StudyKind):
                 )
                 (folder / name).write_text(header + latex)
                 files.append(f"LaTeX [`{name}`]({name})")
-            if analysis.module:
+            if analysis.module and eom.functions:
+                lines.append(
+                    "No numpy module: the modal integrals of the length-following shapes are functions "
+                    "of the free length, evaluated by the engine's series (the generated model calls them)."
+                )
+            elif analysis.module:
                 name = f"eom_{case}.py"
                 eom.to_python(folder / name)
                 files.append(f"numpy module [`{name}`]({name})")
