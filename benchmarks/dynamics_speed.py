@@ -16,6 +16,15 @@ install -e ".[bench]"``) — its ``aba`` and ``crba`` on a rigid chain of as man
 revolute links as the arm has coordinates (a compiled C++ rigid-body library:
 the speed a flexible arm of that size could aim at).
 
+``--fem``: instead, the solvers on fine element meshes — the space arm and the lumped
+two-link arm (``core.arm.presets.lumped_two_link``) with E = 16, 64, 256, 1024 Hermite
+elements per link, without and with geometric stiffening — ms per ``forward_dynamics``
+call of "composite", "recursive", "structured" and "auto" (with the solver "auto" takes), at
+fresh smooth states (:func:`smooth_state`: random joints and rates, each link deflected
+w = a s² + b s³ with random a, b ~ 1e-2, θ = dw/ds; random fine-mesh coordinates are rough
+far beyond any physical state). Each entry: median of at least 3 calls, more within the
+budget; a solver that refuses the model prints "—".
+
 Run from another checkout (``cd /work/main && python <this file>``) it measures
 that checkout's code (solvers it lacks are shown as "—"). Before the compiled
 engine (2-core machine, medians, one thread) the space arm's ``forward_dynamics``
@@ -126,12 +135,91 @@ def measure(model, budget: float) -> dict[str, float]:
     return out
 
 
+#: Elements per link of the two-link meshes of ``--fem``.
+FEM_ELEMENTS = (16, 64, 256, 1024)
+
+
+def smooth_state(model, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(q, q̇): random joints (±1) and joint rates, each link's coordinates those of a smooth
+    deflection w = a s² + b s³ (clamped Hermite nodes: value, slope; AMM coordinates ~1e-2) and
+    rates of the same form, a, b ~ N(0, 1e-2) per link length."""
+    q, qd = model.home(), np.zeros(model.n_dof)
+    q[: model.n_joints] += rng.uniform(-1, 1, model.n_joints)
+    qd[: model.n_joints] = rng.standard_normal(model.n_joints)
+    for number, columns in model.flex_columns.items():
+        size = q[columns].size
+        L = model.arm.links[number - 1].length
+        planes = model.bodies[number].planes
+        n = size // planes
+        if n % 2:  # not a Hermite mesh: small random modal coordinates
+            q[columns], qd[columns] = 0.01 * rng.standard_normal((2, size))
+            continue
+        s = np.linspace(0.0, L, n // 2 + 1)[1:] / L
+        for x in (q, qd):
+            block = np.empty(size)
+            for plane in range(planes):
+                a, b = 0.01 * rng.standard_normal(2)
+                block[plane * n : (plane + 1) * n : 2] = L * (a * s**2 + b * s**3)
+                block[plane * n + 1 : (plane + 1) * n : 2] = 2 * a * s + 3 * b * s**2
+            x[columns] = block
+    return q, qd
+
+
+def fem_time(model, solver: str, budget: float) -> float:
+    """Median ms per ``forward_dynamics`` call at :func:`smooth_state` states (≥ 3 calls after one
+    warm-up, more within ``budget`` s); NaN if the solver refuses the model."""
+    rng = np.random.default_rng(2)
+    tau = np.zeros(model.n_joints)
+    try:
+        model.forward_dynamics(*smooth_state(model, rng), tau, solver=solver)
+    except ValueError:
+        return float("nan")
+    times, start = [], time.perf_counter()
+    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 200):
+        q, qd = smooth_state(model, rng)
+        t = time.perf_counter()
+        model.forward_dynamics(q, qd, tau, solver=solver)
+        times.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(times))
+
+
+def fem_table(budget: float, elements=FEM_ELEMENTS) -> None:
+    """The ``--fem`` table (module docstring)."""
+    from fem import FiniteElementModel
+
+    solvers = ("composite", "recursive", "structured", "auto")
+    print("| arm | DOF | " + " | ".join(f"{s} [ms]" for s in solvers) + " | auto takes |")
+    print("|---|---|" + "---|" * (len(solvers) + 1))
+    cases = [("space arm (AMM)", lambda: AssumedModesModel(space_arm_3link(), modes=2))]
+    for stiffened in (False, True):
+        for E in elements:
+            name = f"two-link FEM ×{E}" + (" stiffened" if stiffened else "")
+            cases.append(
+                (
+                    name,
+                    lambda E=E, g=stiffened: FiniteElementModel(
+                        lumped_two_link(), elements=E, geometric_stiffening=g
+                    ),
+                )
+            )
+    for name, build in cases:
+        model = build()
+        cells = [fem_time(model, solver, budget) for solver in solvers]
+        text = ["—" if np.isnan(x) else f"{x:.3g}" for x in cells]
+        print(f"| {name} | {model.n_dof} | " + " | ".join(text) + f" | {model.auto_solver()} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="0.5 s per measurement, chains up to 32 links")
-    quick = parser.parse_args().quick
+    parser.add_argument("--fem", action="store_true", help="the solvers on fine element meshes only")
+    arguments = parser.parse_args()
+    quick = arguments.quick
+    if arguments.fem:
+        fem_table(0.5 if quick else 2.0)
+        return
     budget = 0.5 if quick else 2.0
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         print("warning: run with OPENBLAS_NUM_THREADS=1 for comparable figures", file=sys.stderr)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from amm import AssumedModesModel
-from core import PD, Arm, Damping, Joint, Link, ParabolicBlend, simulate
+from core import PD, Arm, Damping, Joint, Link, LumpedMass, ParabolicBlend, simulate
 from core.analysis.method_choice import EXPLICIT_LIMIT, choose_method, stiffness_estimate
 from core.arm.presets import one_flexible_link, space_arm_3link
 from core.dynamics.model import RECURSIVE_MAX_BODY, STRUCTURED_MIN_DOF
@@ -133,16 +133,23 @@ def test_explicit_method_is_honoured_and_auto_is_validated():
 
 
 def test_auto_solver_choices():
-    """recursive for the space arm (few flexible coordinates per body), structured for a fine
-    mesh, composite where the structured path refuses (geometric stiffening) or off the
-    compiled engine (the numpy oracle)."""
+    """recursive for the space arm (few flexible coordinates per body) and for element meshes
+    below :data:`STRUCTURED_MIN_DOF` (their wide bodies solved without an m × m factor,
+    core.dynamics.compiled.fine), also with geometric stiffening at any size (the structured
+    path refuses it); structured for a fine mesh; composite for wide bodies with a dense mass
+    block (assumed modes with a lumped mass) and off the compiled engine (the numpy oracle)."""
     space = AssumedModesModel(space_arm_3link(), shape="clamped-free", modes=2)
     assert space.auto_solver() == "recursive"
     fine = two_links(STRUCTURED_MIN_DOF // 2)
     assert fine.auto_solver() == "structured"
-    assert two_links(STRUCTURED_MIN_DOF // 2, geometric_stiffening=True).auto_solver() == "composite"
+    assert two_links(STRUCTURED_MIN_DOF // 2, geometric_stiffening=True).auto_solver() == "recursive"
     assert two_links(RECURSIVE_MAX_BODY // 2).auto_solver() == "recursive"
-    assert two_links(RECURSIVE_MAX_BODY // 2 + 8).auto_solver() == "composite"
+    assert two_links(RECURSIVE_MAX_BODY // 2 + 8).auto_solver() == "recursive"
+    lumped = Link.flexible(1.0, 1.0, 10.0, lumped_masses=[LumpedMass(position=0.5, mass=0.2)])
+    wide = AssumedModesModel(
+        Arm.planar([lumped, Link.flexible(1.0, 1.0, 10.0)]), modes=RECURSIVE_MAX_BODY + 2
+    )
+    assert wide.auto_solver() == "composite"
     assert space.replace(compiled=False).auto_solver() == "composite"
 
 

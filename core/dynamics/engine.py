@@ -474,6 +474,17 @@ class ChainModel(Model):
             return self.compiled.mass(np.asarray(q, dtype=float))
         return self._term(q, "M", oracle.mass_batch)
 
+    def modal_mass_matrix(self, q) -> np.ndarray:
+        """M(q) for :meth:`natural_frequencies` by the oracle's numpy pass whatever ``compiled``
+        says: one evaluation per analysis costs milliseconds there, against loading numba and
+        the kernels (~0.3 s per process, a minute's compilation on a first run) for the compiled
+        one; both agree to round-off (tests/test_compiled.py)."""
+        q = np.asarray(self._check(q), dtype=float)
+        terms = self._real_terms(q)
+        if "M" not in terms:
+            terms["M"] = oracle.mass_batch(self, q[None], terms["frames"])[0]
+        return terms["M"].copy()
+
     def gravity_forces(self, q) -> np.ndarray:
         return self._term(q, "G", oracle.gravity_batch)
 
@@ -614,6 +625,11 @@ class ChainModel(Model):
     def tip_position(self, q) -> np.ndarray:
         q = np.asarray(self._check(q), dtype=float)
         return self.kinematics.frames(q[None], jacobians=False)[-1].p_tip[0]
+
+    def tip_positions(self, Q) -> np.ndarray:
+        """One kinematics pass for the whole batch."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        return self.kinematics.frames(Q, jacobians=False)[-1].p_tip
 
     # -- dynamics: the compiled kernels, or the oracle of the Model base -------------------
     def bias_forces(self, q, qd) -> np.ndarray:

@@ -71,18 +71,20 @@ SOLVERS: dict = {
 #: The names ``solver=`` takes: :data:`SOLVERS` and ``"auto"`` (:meth:`Model.auto_solver`).
 SOLVER_CHOICES = ("auto", *SOLVERS)
 #: ``solver="auto"`` takes ``"recursive"`` on the compiled engine while no body has more than this
-#: many flexible coordinates. Measured (2026-11-26, one BLAS thread, loaded 2-core machine; µs per
-#: forward-dynamics call, composite / recursive / structured): space arm AMM 2 modes per plane
-#: (4 per body) 114 / 36 / 622; two planar links × E FEM elements (2E per body): E = 8: 126 / 53 /
-#: 2450; E = 16: 175 / 104 / 2108; E = 32: 390 / 466 / 2293; E = 64: 1174 / 2406 / 2414;
-#: E = 128: 7513 / 22 149 / 2344 — the recursion is O(m³) per body, the crossover with the
-#: composite solve between 32 and 64 coordinates per body.
+#: many flexible coordinates, or every wider body is solved without its m × m factor (element
+#: meshes: :mod:`core.dynamics.compiled.fine`, O(m²) per body). Measured (2026-11-26, one BLAS
+#: thread, loaded 2-core machine; µs per forward-dynamics call, composite / recursive /
+#: structured): space arm AMM 2 modes per plane (4 per body) 114 / 36 / 622; two planar links
+#: × E FEM elements (2E per body), dense recursion: E = 16: 175 / 104 / 2108; E = 32: 390 / 466
+#: / 2293 — the dense recursion is O(m³) per body; the fine-body recursion takes over from
+#: :data:`core.dynamics.compiled.packing.FINE_COORDINATES` = 40 coordinates.
 RECURSIVE_MAX_BODY = 48
 #: ``solver="auto"`` takes ``"structured"`` (where it applies: a chain without translating links
-#: or geometric stiffening) from this many coordinates on: its O(n_dof) call costs ~2.3 ms at
-#: every size measured above (n_dof 34 … 514) and beats the composite O(n_dof³) solve between
-#: n_dof 258 (1.2 ms) and 514 (7.5 ms); 320 is the crossover of the n^2.7 fit.
-STRUCTURED_MIN_DOF = 320
+#: or geometric stiffening) from this many coordinates on: its O(n_dof) call costs ~7–12 ms
+#: at every size measured (n_dof 66 … 4098), the fine-body recursion O(m²) per body: two links
+#: × E elements, recursive / structured [ms], E = 64 (258 DOF): 0.9 / 11.7; E = 256 (1026):
+#: 37 / 12; docs/ARCHITECTURE.md, Solvers.
+STRUCTURED_MIN_DOF = 640
 
 
 def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -292,6 +294,12 @@ class Model(ABC):
     def tip_position(self, q: np.ndarray) -> np.ndarray:
         """Base-frame position [m] of the tip of the last link."""
 
+    def tip_positions(self, Q) -> np.ndarray:
+        """:meth:`tip_position` at every configuration of ``Q`` (B, n_dof), shape (B, 3); a
+        backend may evaluate them in one batch."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        return np.array([self.tip_position(q) for q in Q]).reshape(Q.shape[0], 3)
+
     def elastic_forces(self, q: np.ndarray) -> np.ndarray:
         """∂V_e/∂q of the elastic energy V_e = ½ qᵀK(q)q; K q when K is constant."""
         return self.stiffness_matrix(q) @ q
@@ -397,11 +405,12 @@ class Model(ABC):
 
     def auto_solver(self) -> str:
         """The forward-dynamics solver ``solver="auto"`` (the default) takes for this model, by
-        its structure only (cached): ``"recursive"`` (the compiled articulated bodies) on the
-        compiled engine while no body has more than :data:`RECURSIVE_MAX_BODY` flexible
-        coordinates; else ``"structured"`` from :data:`STRUCTURED_MIN_DOF` coordinates on where
-        it applies (no translating links, no geometric stiffening); else ``"composite"`` —
-        also for every model off the engine and for the numpy oracle (``compiled=False``, kept
+        its structure only (cached): ``"structured"`` from :data:`STRUCTURED_MIN_DOF`
+        coordinates on where it applies (no translating links, no geometric stiffening); else
+        ``"recursive"`` (the compiled articulated bodies) on the compiled engine while no body has
+        more than :data:`RECURSIVE_MAX_BODY` flexible coordinates or every wider one is a fine
+        body of the kernels (banded mass block: element meshes); else ``"composite"`` — also for
+        every model off the engine and for the numpy oracle (``compiled=False``, kept
         independent of the compiled kernels). All solvers agree to round-off."""
         chosen = self.__dict__.get("_auto_solver")
         if chosen is None:
@@ -412,13 +421,16 @@ class Model(ABC):
         """:meth:`auto_solver` uncached (the measurements are at :data:`RECURSIVE_MAX_BODY`)."""
         if not self.on_engine or not getattr(self, "_compile", True):
             return "composite"
+        structured = not getattr(self, "translating", ()) and not getattr(self, "geometric_stiffening", False)
+        if structured and self.n_dof >= STRUCTURED_MIN_DOF:
+            return "structured"
         columns = np.arange(self.n_dof)
         widths = [columns[c].size for c in getattr(self, "flex_columns", {}).values()]
         if max(widths, default=0) <= RECURSIVE_MAX_BODY:
             return "recursive"
-        structured = not getattr(self, "translating", ()) and not getattr(self, "geometric_stiffening", False)
-        if structured and self.n_dof >= STRUCTURED_MIN_DOF:
-            return "structured"
+        table = self.kernels.table  # the kernels' verdict per body (core.dynamics.compiled.packing)
+        if all(row["fine"] or row["m"] <= RECURSIVE_MAX_BODY for row in table):
+            return "recursive"
         return "composite"
 
     def _solver(self, solver: str) -> str:
@@ -504,6 +516,12 @@ class Model(ABC):
         """T = ½ q̇ᵀ M q̇ [J]."""
         q, qd = self._state(q, qd)
         return float(0.5 * qd @ self.mass_matrix(q) @ qd)
+
+    def modal_mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M(q) as :meth:`natural_frequencies` takes it (one evaluation per analysis): by
+        default :meth:`mass_matrix`; a model whose fast M costs a start-up (compiled code) may
+        give the same M by a path that costs none."""
+        return self.mass_matrix(q)
 
     def gravity_stiffness(self, q: np.ndarray) -> np.ndarray:
         """∂G/∂q, the Hessian of the gravitational potential, shape (n_dof, n_dof)."""
@@ -657,7 +675,7 @@ class Model(ABC):
 
         q = q.q if isinstance(q, Equilibrium) else self.home() if q is None else q
         q, _ = self._state(q)
-        M = self.mass_matrix(q)
+        M = M_q = self.modal_mass_matrix(q)
         gravity = self.gravity_stiffness(q)
         transform = self.elastic_coordinates(q)
         if transform is None:
@@ -680,7 +698,7 @@ class Model(ABC):
             return (np.zeros(0), np.zeros((self.n_dof, 0))) if vectors else np.zeros(0)
         eigenvalues, shapes = _lowest_first(K, M)
         shapes = W @ shapes  # back to q: q = W y
-        shapes /= np.sqrt(np.einsum("ik,ij,jk->k", shapes, self.mass_matrix(q), shapes))
+        shapes /= np.sqrt(np.einsum("ik,ij,jk->k", shapes, M_q, shapes))
         biggest = np.argmax(np.abs(shapes), axis=0)
         shapes *= np.sign(shapes[biggest, np.arange(shapes.shape[1])])
         if joints == "free" and not np.any(gravity):

@@ -8,6 +8,21 @@ so for ``solver="composite"``), which has no articulated-body solver of its own,
 tests compare this recursion with the oracle's composite solve. Any other
 :class:`~core.dynamics.model.Model` falls back to ``"composite"`` with a
 :class:`RecursiveNotSupported` warning.
+
+**Bodies with many flexible coordinates** (fine element meshes). The joint-space inertia D of
+a body of m coordinates is never factored densely once m ≥
+:data:`~core.dynamics.compiled.packing.FINE_COORDINATES` and its mass block M_δδ is banded
+(:mod:`core.dynamics.compiled.fine`): D_δδ = M_δδ + Vᵀ X V (the rank ≤ 14 coupling through the
+child's articulated inertia, the payload, hub and motor) plus, with geometric stiffening, the
+Gram terms Σ μ h hᵀ; conjugate gradients on D_δδ preconditioned by the exact solve of the
+banded-plus-low-rank part (banded Cholesky, Woodbury) to a backward error of m ε, the joint row
+by its Schur complement: O(m²) per body and call instead of O(m³) (two links × 1024 elements:
+46.7 s → 0.75 s; with stiffening 4.7 s, the composite solve 15 s). The recursion is kept
+rather than handed to ``"structured"``, which refuses geometric stiffening; where that applies
+(no stiffening, no translating links) it is O(N) and faster from a few hundred coordinates on,
+and ``solver="auto"`` takes it (:meth:`~core.dynamics.model.Model.auto_solver`). A column the
+iteration cannot bring within its bound (rough states of stiffened meshes) falls back to the
+dense factor of that body, so the answer is always backward stable.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.dynamics.compiled.bodies import armature, body, payload_terms
+from core.dynamics.compiled.fine import joint_solve
 from core.dynamics.compiled.jit import kernel
 from core.dynamics.compiled.kinematics import kinematics_pass
 from core.dynamics.compiled.layout import at, free_length_step, rate_at
@@ -138,30 +139,111 @@ def inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, want_force):
 
 
 @kernel
+def dense_step(Ia, D, tau, rows, k, s, c_i, p_i, L_i, W_i, t_i, Iart_i, pa):
+    """The articulated-body step of a body by the Cholesky factor L of its joint-space inertia
+    D[:k, :k] (into L_i): W_i = L⁻¹ (I^A S)ᵀ, t_i = L⁻¹ τ, the articulated inertia I^A − U D⁻¹ Uᵀ
+    on the rows ν_{0:6} the parent sees (Iart_i) and its force (pa)."""
+    L = cholesky(D, k, "joint-space inertia of a body")
+    L_i[:k, :k] = L
+    UT = np.empty((k, s))
+    for a in range(k):
+        for j in range(s):
+            UT[a, j] = Ia[rows[a], j]
+    forward_substitute(L, UT, k, s, W_i)
+    solve_lower(L, tau, k, t_i)  # t = L⁻¹ τ
+    Wc = np.empty(k)
+    matvec(W_i, c_i, k, s, Wc)
+    for r in range(6):
+        acc = p_i[r]
+        for j in range(s):
+            acc += Ia[r, j] * c_i[j]
+        for a in range(k):
+            acc += W_i[a, r] * (t_i[a] - Wc[a])
+        pa[r] = acc
+        for r2 in range(6):
+            acc2 = Ia[r, r2]
+            for a in range(k):
+                acc2 -= W_i[a, r] * W_i[a, r2]
+            Iart_i[r, r2] = acc2
+
+
+@kernel
+def fine_step(table, F, i, D, A, Iart, P_end, Ia, tau, rows, c_i, p_i, Z, pa):
+    """The articulated-body step of a fine body (:mod:`~.fine`): Z[:k, :7] = D⁻¹ [U₀:₆, τ − Sᵀ I^A c]
+    (U = I^A S, rows ν_{0:6}), the articulated inertia (Iart[i]) and force (pa) from them.
+    Returns whether it fell back to the dense factor of D (the iteration missed its bound)."""
+    k, s = 1 + table[i].m, table[i].size
+    rhs = np.empty((k, 7))
+    for a in range(k):
+        acc = tau[a]
+        for j in range(s):
+            acc -= Ia[rows[a], j] * c_i[j]
+        rhs[a, 6] = acc
+        for r in range(6):
+            rhs[a, r] = Ia[rows[a], r]
+    dense = not joint_solve(table, F, i, D, A, Iart, P_end, rhs, 7, Z)
+    if dense:
+        L = cholesky(D, k, "joint-space inertia of a body")
+        column, y = np.empty(k), np.empty(k)
+        for j in range(7):
+            for a in range(k):
+                column[a] = rhs[a, j]
+            solve_lower(L, column, k, y)
+            back_substitute(L, y, k, column)
+            for a in range(k):
+                Z[a, j] = column[a]
+    for r in range(6):
+        acc = p_i[r]
+        for j in range(s):
+            acc += Ia[r, j] * c_i[j]
+        for a in range(k):
+            acc += rhs[a, r] * Z[a, 6]
+        pa[r] = acc
+    for r in range(6):
+        for r2 in range(6):
+            acc = 0.0
+            for a in range(k):
+                acc += rhs[a, r] * Z[a, r2] + rhs[a, r2] * Z[a, r]
+            Iart[i, r, r2] = Ia[r, r2] - 0.5 * acc
+    return dense
+
+
+@kernel
 def forward(table, F, smax, q, qd, applied, gravity):
     """q̈ from the articulated-body algorithm: M q̈ + h + G = ``applied``.
 
     ``applied`` holds every other generalized force (B(τ + τ_c) − D q̇ − ∂V_e/∂q);
     ``gravity`` is the gravitational acceleration in base axes [m/s²].
     """
+    return forward_solve(table, F, smax, q, qd, applied, gravity)[0]
+
+
+@kernel
+def forward_solve(table, F, smax, q, qd, applied, gravity):
+    """(q̈, d): :func:`forward`'s q̈ and the order d of the largest dense joint-space factor it
+    formed (0: none; fine bodies form none, :mod:`~.fine`)."""
     n = table.shape[0]
     kmax = smax - 5
+    kd = 1  # the largest dense joint space
+    for i in range(n):
+        if not table[i].fine:
+            kd = max(kd, 1 + table[i].m)
     A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
     correction = np.zeros(q.size)
     gravity_correction(table, F, q, A, gravity, correction)
     applied = applied - correction
     IA, pA = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
-    Ls = np.zeros((n, kmax, kmax))
-    W = np.zeros((n, kmax, smax))
-    t = np.zeros((n, kmax))
+    Ls = np.zeros((n, kd, kd))
+    W = np.zeros((n, kd, smax))
+    t = np.zeros((n, kd))
+    Z = np.zeros((n, kmax, 7))
+    Iart = np.zeros((n, 6, 6))
     rows = np.empty(kmax, dtype=np.int64)
     cols = np.empty(kmax, dtype=np.int64)
     D = np.empty((kmax, kmax))
-    UT = np.empty((kmax, smax))
     tau = np.empty(kmax)
-    Iart = np.empty((6, 6))
     pa = np.empty(6)
-    Wc = np.empty(kmax)
+    largest = 0
     for i in range(n - 1, -1, -1):
         row = table[i]
         s, k = row.size, 1 + row.m
@@ -170,31 +252,17 @@ def forward(table, F, smax, q, qd, applied, gravity):
         for a in range(k):
             for b in range(k):
                 D[a, b] = Ia[rows[a], rows[b]] + armature(row, F, a, b)
-            for j in range(s):
-                UT[a, j] = Ia[rows[a], j]
             tau[a] = applied[cols[a]] - pA[i, rows[a]]
-        L = cholesky(D, k, "joint-space inertia of a body")
-        Ls[i, :k, :k] = L
-        forward_substitute(L, UT, k, s, W[i])
-        solve_lower(L, tau, k, t[i])  # t = L⁻¹ τ
+        if row.fine:
+            if fine_step(table, F, i, D, A, Iart, P_end, Ia, tau, rows, c[i], pA[i], Z[i], pa):
+                largest = max(largest, k)
+        else:
+            largest = max(largest, k)
+            dense_step(Ia, D, tau, rows, k, s, c[i], pA[i], Ls[i], W[i], t[i], Iart[i], pa)
         if i == 0:
             break
-        Wi = W[i]
-        matvec(Wi, c[i], k, s, Wc)
-        for r in range(6):
-            acc = pA[i, r]
-            for j in range(s):
-                acc += Ia[r, j] * c[i, j]
-            for a in range(k):
-                acc += Wi[a, r] * (t[i, a] - Wc[a])
-            pa[r] = acc
-            for r2 in range(6):
-                acc2 = Ia[r, r2]
-                for a in range(k):
-                    acc2 -= Wi[a, r] * Wi[a, r2]
-                Iart[r, r2] = acc2
         sp = table[i - 1].size
-        congruence_add(A[i], Iart, sp, IA[i - 1])
+        congruence_add(A[i], Iart[i], sp, IA[i - 1])
         add_transposed(A[i], pa, sp, pA[i - 1])
     qdd = np.zeros(q.size)
     parent = base_acceleration(gravity, smax)
@@ -206,19 +274,26 @@ def forward(table, F, smax, q, qd, applied, gravity):
         row = table[i]
         s, k = row.size, 1 + row.m
         enter(row, i, A[i], parent, c[i], sp, rows, cols, a_)
-        for a in range(k):
-            acc = t[i, a]
-            for j in range(s):
-                acc -= W[i, a, j] * a_[j]
-            rhs[a] = acc
-        back_substitute(Ls[i], rhs, k, ud)
+        if row.fine:  # u = Z₇ − Z₀:₆ (A_i a_parent)₀:₆
+            for a in range(k):
+                acc = Z[i, a, 6]
+                for r in range(6):
+                    acc -= Z[i, a, r] * (a_[r] - c[i, r])
+                ud[a] = acc
+        else:
+            for a in range(k):
+                acc = t[i, a]
+                for j in range(s):
+                    acc -= W[i, a, j] * a_[j]
+                rhs[a] = acc
+            back_substitute(Ls[i], rhs, k, ud)
         for a in range(k):
             qdd[cols[a]] = ud[a]
             a_[rows[a]] += ud[a]
         for j in range(s):
             parent[j] = a_[j]
         sp = s
-    return qdd
+    return qdd, largest
 
 
 @kernel

@@ -43,10 +43,12 @@ LINK = np.dtype(
         ("has_hub_inertia", _FLAG),
         ("has_armature", _FLAG),
         ("has_payload", _FLAG),
+        ("fine", _FLAG),  # joint-space solves without an m × m factor (core.dynamics.compiled.fine)
         # -- sizes
         ("m", _INT),  # flexible coordinates
         ("column", _INT),  # the first of them in q
         ("planes", _INT),  # bending planes (1 or 2)
+        ("mdd_band", _INT),  # the bandwidth of M_δδ (its band Cholesky factor on a fine body)
         ("size", _INT),  # 6 + m (+ 1 for a translating link's l̇): the length of ν_i
         # -- scalars
         ("theta_offset", _REAL),  # DH θ offset [rad]

@@ -10,6 +10,21 @@ from core.dynamics.compiled.layout import LINK
 from core.dynamics.kinematics import check_free_length
 from core.numerics.rotations import spatial_inertia
 
+#: A fixed-length flexible link with at least this many coordinates and a banded mass block
+#: (bandwidth ≤ m / :data:`FINE_BAND_RATIO`: element meshes) solves its joint-space inertia
+#: without an m × m factor (:mod:`~core.dynamics.compiled.fine`); fewer coordinates (assumed
+#: modes, coarse meshes) keep the dense Cholesky factor, cheaper there. Measured crossover
+#: (benchmarks/dynamics_speed.py, two links of E elements): see docs/ARCHITECTURE.md.
+FINE_COORDINATES = 40
+#: See :data:`FINE_COORDINATES`.
+FINE_BAND_RATIO = 4
+
+
+def bandwidth(block: np.ndarray) -> int:
+    """The largest |i − j| of a nonzero entry of the square ``block`` (0 for a zero block)."""
+    rows, cols = np.nonzero(np.asarray(block))
+    return int(np.max(np.abs(rows - cols))) if rows.size else 0
+
 
 def _writable(x: np.ndarray) -> np.ndarray:
     """``x`` itself, or a contiguous copy if it is read-only or strided (numba compiles
@@ -206,9 +221,12 @@ def _pack_translating(model, i: int, row, body, buffer: _Buffer):
     return (start, start + expected, pairs, chord, rows) if row["following"] else None
 
 
-def _pack_beam(model, i: int, row, body, buffer: _Buffer) -> None:
-    """A fixed-length flexible link's arrays into its row."""
+def _pack_beam(model, i: int, row, body, buffer: _Buffer, fine_from: int) -> None:
+    """A fixed-length flexible link's arrays into its row (``fine_from``: :func:`compile_chain`)."""
     put, tip = buffer.put, model.kinematics.tip_maps[i]
+    m = row["m"]
+    row["mdd_band"] = bandwidth(body.M_δδ)
+    row["fine"] = tip.root is None and m >= fine_from and FINE_BAND_RATIO * row["mdd_band"] <= m
     row["mass"], row["first_x"], row["second_x"] = body.mass, body.first_x, body.second_x
     row["o_A"], row["o_B"], row["o_skew_B"] = put(body.A), put(body.B), put(body._skew_x_B)
     pairs = [(a, c) for a in range(2) for c in range(2)] if body.planes == 2 else [(0, 0)]
@@ -234,8 +252,11 @@ def _pack_beam(model, i: int, row, body, buffer: _Buffer) -> None:
         row["o_fs_pt_slopes"], row["o_fs_pt_weights"] = put(points.point_slopes), put(points.point_weights)
 
 
-def compile_chain(model) -> CompiledChain:
+def compile_chain(model, fine_from: int = FINE_COORDINATES) -> CompiledChain:
     """The :class:`CompiledChain` of a ChainModel.
+
+    ``fine_from``: the fewest coordinates of a body solved without its m × m factor
+    (:data:`FINE_COORDINATES`; the tests lower it to compare both paths on one model).
 
     A translating link with length-following shapes (``body.following`` not None) gets its
     rows written at l₀ = its full length, with their l-derivatives (F1, F2); the chain
@@ -269,7 +290,7 @@ def compile_chain(model) -> CompiledChain:
                 following.append((i, body, *where))
                 derivatives.append(rows[1:])
         else:
-            _pack_beam(model, i, row, body, buffer)
+            _pack_beam(model, i, row, body, buffer, fine_from)
     values = np.concatenate(buffer.chunks) if buffer.chunks else np.zeros(0)
     data = np.zeros(3 * values.size)  # [F, F1, F2]
     parts = data.reshape(3, -1)
