@@ -55,6 +55,21 @@ class Row:
 ROWS: list[Row] = [
     Row("quickstart, first run (empty cache)", ("run", "--example", "quickstart"), cache="empty"),
     Row("quickstart", ("run", "--example", "quickstart")),
+    # The shipped multi-case example on its two-process pool, and the same cases one after the
+    # other in one process: the wall seconds of the two compare the pool with a serial run.
+    Row("convergence, 2 workers", ("run", "--example", "convergence")),
+    Row(
+        "convergence, serial",
+        (
+            "run",
+            "--example",
+            "convergence",
+            "--set",
+            'execution.executor="serial"',
+            "--set",
+            "execution.workers=1",
+        ),
+    ),
     Row("rrp-stability", ("run", "--example", "rrp-stability"), slow=True),
     Row("space-arm-maneuver", ("run", "--example", "space-arm-maneuver"), slow=True),
 ]

@@ -204,7 +204,13 @@ class ReportSection(_Section):
         description="What the kind's tables are written as besides results.csv: csv (one CSV each), "
         "markdown (summary.md), latex (one .tex each).",
     )
-    plots: bool = Field(True, description="Write the kind's plots (PNG and PDF).")
+    plots: bool = Field(True, description="Write the kind's plots (PNG; with pdf, PDF too).")
+    pdf: bool = Field(
+        False,
+        description="Also write every plot as a PDF (vector, fonts embedded) beside its PNG and link it "
+        "from summary.md: about half a CPU second a figure more (the PDF drawing and its font subsets), "
+        "so PNG only unless asked for.",
+    )
 
 
 #: A count of threads or processes: > 0 and at most :data:`studies.limits.MAX_THREADS`.

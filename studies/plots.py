@@ -1,4 +1,4 @@
-"""Plots for reports (matplotlib, written as PNG and PDF).
+"""Plots for reports (matplotlib, written as PNG, and as PDF with the config's ``report.pdf``).
 
 Every figure follows the same conventions, so a reader learns them once:
 
@@ -35,8 +35,12 @@ so that one wrapper (``tests/test_figures.py``) sees every figure.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import math
 import re
+import weakref
 from pathlib import Path
 
 import matplotlib
@@ -50,7 +54,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.ticker import (
     FixedLocator,
     FuncFormatter,
-    LogFormatterSciNotation,
     LogLocator,
     NullFormatter,
     NullLocator,
@@ -104,9 +107,25 @@ def styled(function):
 DPI = 200
 
 
+#: Whether :func:`save` writes PDFs too (the config's ``report.pdf``; :func:`pdf_output`).
+_PDF: contextvars.ContextVar[bool] = contextvars.ContextVar("pdf", default=False)
+
+
+@contextlib.contextmanager
+def pdf_output(enabled: bool):
+    """Within it, :func:`save` writes each figure's PDF beside its PNG (``enabled``) or not."""
+    token = _PDF.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _PDF.reset(token)
+
+
 def save(figure, folder: Path, stem: str) -> list[str]:
-    """Write ``stem``.png and ``stem``.pdf into ``folder``, cropped to the figure's tight
-    bounding box (padded by ``savefig.pad_inches``); returns the file names.
+    """Write ``stem``.png (and, within :func:`pdf_output` on, ``stem``.pdf) into ``folder``,
+    cropped to the figure's tight bounding box (padded by ``savefig.pad_inches``); returns the
+    file names [PNG, PDF], the PDF's whether written or not (a report links it:
+    :func:`studies.reports.write_reports` drops the links to PDFs not written).
 
     The figure is laid out (its layout engine run) and drawn once, at the PNG's resolution, and
     its tight box measured on that drawing; the PNG is the drawing cropped to the box, the PDF
@@ -116,13 +135,29 @@ def save(figure, folder: Path, stem: str) -> list[str]:
     figure.set_dpi(DPI)
     canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
     canvas.draw()  # lays out (the layout engine), then renders at DPI
-    box = figure.get_tightbbox(canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
+    box = figure.get_tightbbox(canvas.get_renderer())
+    if figure in _FIXED and not _inside(box, figure.bbox_inches):
+        figure.set_layout_engine("constrained")  # fixed margins too small: lay out after all
+        canvas.draw()
+        box = figure.get_tightbbox(canvas.get_renderer())
+    box = box.padded(plt.rcParams["savefig.pad_inches"])
     figure.set_layout_engine(None)  # laid out: keep the positions in every file
     png, pdf = f"{stem}.png", f"{stem}.pdf"
     _write_cropped(figure, box, folder / png)
-    figure.savefig(folder / pdf, dpi=DPI, bbox_inches=box, metadata={"CreationDate": None})
+    if _PDF.get():
+        figure.savefig(folder / pdf, dpi=DPI, bbox_inches=box, metadata={"CreationDate": None})
     plt.close(figure)
     return [png, pdf]
+
+
+def _inside(box, frame, tolerance: float = 1e-3) -> bool:
+    """Whether ``box`` lies within ``frame`` (both [in], to ``tolerance``)."""
+    return (
+        box.x0 >= frame.x0 - tolerance
+        and box.y0 >= frame.y0 - tolerance
+        and box.x1 <= frame.x1 + tolerance
+        and box.y1 <= frame.y1 + tolerance
+    )
 
 
 def _write_cropped(figure, box, path: Path) -> None:
@@ -141,6 +176,44 @@ def _write_cropped(figure, box, path: Path) -> None:
         height - min(y1, height) : height - max(y0, 0), max(x0, 0) : min(x1, width)
     ]
     matplotlib.image.imsave(path, pixels, format="png", origin="upper", dpi=DPI)
+
+
+#: Figures placed by fixed margins (:func:`fixed_grid`): :func:`save` lays one out by the
+#: constrained layout after all where some of it lies outside the figure.
+_FIXED: weakref.WeakSet = weakref.WeakSet()
+#: Height of one legend row at :data:`STYLE`'s 8 pt legend text, and of a legend's own border [in].
+LEGEND_ROW = 0.19
+LEGEND_BORDER = 0.12
+
+
+def fixed_grid(
+    rows: int,
+    columns: int,
+    size: tuple[float, float],
+    margins: tuple[float, float, float, float],
+    gap: float,
+    **share,
+):
+    """As :func:`panel_grid`, the panels placed by fixed ``margins`` (left, right, bottom, top)
+    and ``gap`` between panels [in] instead of the constrained layout, whose measuring of every
+    label and legend is a good part of a figure's drawing time. :func:`save` crops the figure to
+    what is drawn, so generous margins cost nothing, and falls back to the constrained layout
+    where something lies outside the figure (margins too small for the text)."""
+    figure, axes = plt.subplots(rows, columns, figsize=size, squeeze=False, **share)
+    width, height = size
+    left, right, bottom, top = margins
+    panel_width = (width - left - right - (columns - 1) * gap) / columns
+    panel_height = (height - bottom - top - (rows - 1) * gap) / rows
+    figure.subplots_adjust(
+        left=left / width,
+        right=1.0 - right / width,
+        bottom=bottom / height,
+        top=1.0 - top / height,
+        wspace=gap / panel_width,
+        hspace=gap / panel_height,
+    )
+    _FIXED.add(figure)
+    return figure, axes
 
 
 def panel_grid(rows: int, columns: int, size: tuple[float, float], **share):
@@ -239,8 +312,31 @@ def decade_ticks(axis, which: str = "y") -> None:
         target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     else:
         target.set_major_locator(LogLocator(base=10, numticks=8))
-        target.set_major_formatter(LogFormatterSciNotation())
+        target.set_major_formatter(FuncFormatter(power_of_ten))
     target.set_minor_formatter(NullFormatter())
+
+
+#: Digits and minus sign as superscripts (Unicode; the figures' DejaVu Sans draws them).
+SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+#: Digits as subscripts.
+SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def power_of_ten(value: float, _position=None) -> str:
+    """The tick label of a decade: ``10⁻³`` in Unicode superscripts (what matplotlib's
+    ``LogFormatterSciNotation`` writes as mathtext, without a mathtext parse per label, a
+    good part of a report's drawing time); blank between decades."""
+    if not (value > 0 and math.isfinite(value)):
+        return ""
+    exponent = round(math.log10(value))
+    if abs(value / 10.0**exponent - 1.0) > 1e-9:
+        return ""
+    return "10" + str(exponent).translate(SUPERSCRIPTS)
+
+
+def subscript(number: int) -> str:
+    """``number`` in Unicode subscripts (``ω₁₂``: a label without mathtext)."""
+    return str(number).translate(SUBSCRIPTS)
 
 
 def _plain_ticks(low: float, high: float) -> np.ndarray:

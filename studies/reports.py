@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,24 @@ from studies.text import counted, file_stem, warned_by
 
 #: Sort keys of the tidy results table (those present are used).
 ORDER = ["case", "mode", "check"]
+#: A figure's PDF link in a kind's text: `` ([PDF](name.pdf))``.
+PDF_LINK = re.compile(r" \(\[PDF\]\(([^()\s]+)\)\)")
+
+
+def _figures(config: StudyConfig):
+    """The context the kind's figures are drawn in: PDFs beside the PNGs as ``report.pdf``
+    says (matplotlib loaded only when the config asks for plots)."""
+    if not config.report.plots:
+        return nullcontext()
+    from studies.plots import pdf_output
+
+    return pdf_output(config.report.pdf)
+
+
+def without_missing_pdfs(text: str, folder: Path) -> str:
+    """``text`` without the PDF links (:data:`PDF_LINK`) whose file is not in ``folder``
+    (PNG-only reports: the config's ``report.pdf`` off)."""
+    return PDF_LINK.sub(lambda link: link.group(0) if (folder / link.group(1)).exists() else "", text)
 
 
 def write_reports(
@@ -61,7 +81,9 @@ def write_reports(
     if not results.empty:
         results = results.sort_values([c for c in ORDER if c in results.columns], kind="stable")
         kind.stored(results).to_csv(folder / "results.csv", index=False)
-        for text in kind.report(results, arm, analysis, folder, config.report.plots):
+        with _figures(config):
+            texts = kind.report(results, arm, analysis, folder, config.report.plots)
+        for text in texts:
             lines += [text, ""]
         for title, table in kind.tables(results, arm, analysis).items():
             stem = file_stem(title)
@@ -82,7 +104,8 @@ def write_reports(
         )
         lines += ["## wall time per case", "", markdown_table(kind.cost(costs, analysis)), ""]
         if not results.empty:
-            text, tables = kind.cost_report(results, costs, analysis, folder, config.report.plots)
+            with _figures(config):
+                text, tables = kind.cost_report(results, costs, analysis, folder, config.report.plots)
             for paragraph in text:
                 lines += [paragraph, ""]
             for title, table in tables.items():
@@ -94,4 +117,4 @@ def write_reports(
         failures.to_csv(folder / "failures.csv", index=False)
         lines += ["## Failed cases", "", markdown_table(failures), ""]
     if "markdown" in formats:
-        (folder / "summary.md").write_text("\n".join(lines))
+        (folder / "summary.md").write_text(without_missing_pdfs("\n".join(lines), folder))

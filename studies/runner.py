@@ -11,7 +11,7 @@ Output folder layout (one folder per run)::
       results.csv          every row of every successful case (tidy)
       failures.csv         failed cases and their errors (if any)
       summary.md           key tables and plots
-      *.png, *.pdf, *.tex  plots and LaTeX tables
+      *.png, *.tex         plots and LaTeX tables (*.pdf too with [report] pdf = true)
       manifest.json        config as run, the --set overrides as given, versions,
                            timestamps, wall time and identity per case
 

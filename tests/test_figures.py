@@ -193,7 +193,8 @@ FIGURES = {
 
 
 def run_config(config: str, tmp_path: Path, monkeypatch) -> tuple[dict, Path]:
-    """Run a study (TOML text) with plots on; (the figures its report saved by stem, output folder)."""
+    """Run a study (TOML text) with plots (and PDFs) on; (the figures its report saved by stem,
+    output folder)."""
     figures = {}
     save = studies.plots.save
 
@@ -203,7 +204,7 @@ def run_config(config: str, tmp_path: Path, monkeypatch) -> tuple[dict, Path]:
 
     monkeypatch.setattr(studies.plots, "save", keep)
     path = tmp_path / "study.toml"
-    path.write_text(textwrap.dedent(config) + "\n[report]\nplots = true\n")
+    path.write_text(textwrap.dedent(config) + "\n[report]\nplots = true\npdf = true\n")
     folder = run_study(load_config(path), output=tmp_path / "out").folder
     return figures, folder
 

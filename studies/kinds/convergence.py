@@ -202,8 +202,8 @@ class Convergence(Frequencies):
             "Cost to accuracy: per basis and target, the smallest case from which on every larger "
             f"case has all of the first {modes} frequencies within the target (|rel_error|), its "
             "coordinates and the wall time of that case in this run (model build and eigen-solve; each "
-            "worker first loads the imports and compiled kernels, which no case is charged for). "
-            + " ".join(cheapest(table, modes))
+            "worker first loads the imports, and the compiled kernels where its cases use them, which no case is "
+            "charged for). " + " ".join(cheapest(table, modes))
         ]
         if plots and folder is not None:
             from studies.kinds.convergence_figures import tradeoff_plot

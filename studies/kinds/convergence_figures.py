@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -18,8 +17,15 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
     """Log-log |relative error| against modes / elements, one panel per backend, with the
     fitted slopes: colour by mode, line style and marker by shape family."""
     backends = list(dict.fromkeys(results["backend"]))
-    figure, axes = plots.panel_grid(1, len(backends), (plots.PAGE_WIDTH, 4.6))
     numbers = sorted(m for m in results["mode"].unique() if m <= modes)
+    entries = max(results.loc[results["backend"] == b, "shape"].nunique() for b in backends) * len(numbers)
+    # each panel's legend hangs 0.2 panel heights below it (under its tick labels and x label)
+    height, top = 4.6, 0.35
+    legend = entries * plots.LEGEND_ROW + plots.LEGEND_BORDER
+    bottom = (0.2 * (height - top) + legend + 0.1) / 1.2
+    figure, axes = plots.fixed_grid(
+        1, len(backends), (plots.PAGE_WIDTH, height), (0.8, 0.2, bottom, top), 0.9
+    )
     palette = dict(zip(numbers, plots.colours(len(numbers)), strict=True))
     for axis, backend in zip(axes[0], backends, strict=True):
         size = BACKENDS[backend].size_column
@@ -49,7 +55,7 @@ def convergence_plot(results: pd.DataFrame, rates: pd.DataFrame, folder: Path, m
                     lw=plots.widths(len(shapes), thickest=2.2)[index],
                     ms=7.0 if index == 0 and len(shapes) > 1 else 3.5,
                     mfc="none" if index == 0 and len(shapes) > 1 else None,
-                    label=f"{shape} $\\omega_{{{mode}}}${slope}",
+                    label=f"{shape} ω{plots.subscript(mode)}{slope}",
                 )
         axis.set_xlabel(f"number of {size}")
         axis.set_ylabel("|relative error| of ω [–]")
@@ -67,8 +73,13 @@ def tradeoff_plot(cases: pd.DataFrame, folder: Path) -> list[str]:
     one measurement of a busy machine, and a line between them would draw a trend that the noise
     made), log-log. Ticks at the data's sizes (left) and at decades, or 1, 2, 5 × 10ⁿ on an axis
     of less than two decades (right); no minor tick labels."""
-    figure, axes = plt.subplots(1, 2, figsize=(plots.PAGE_WIDTH, 4.2), sharey=True, layout="constrained")
     bases = list(dict.fromkeys(zip(cases["backend"], cases["shape"], strict=True)))
+    rows = -(-len(bases) // min(len(bases), 3))  # the figure legend's rows, three entries a row
+    bottom = 0.55 + rows * plots.LEGEND_ROW + plots.LEGEND_BORDER  # tick labels, x label, legend
+    figure, axes = plots.fixed_grid(
+        1, 2, (plots.PAGE_WIDTH, 4.2), (0.8, 0.2, bottom, 0.15), 0.25, sharey=True
+    )
+    axes = axes[0]
     palette = plots.colours(len(bases))
     for index, (backend, shape) in enumerate(bases):
         group = cases[(cases["backend"] == backend) & (cases["shape"] == shape)].sort_values("n_dof")
