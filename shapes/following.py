@@ -365,6 +365,7 @@ class LengthFollowing:
         self._solved: OrderedDict[float, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._taylor: OrderedDict[tuple[float, bytes], dict[str, np.ndarray]] = OrderedDict()
         self._last_series: tuple[Any, dict[str, np.ndarray] | None, dict] = (None, None, {})
+        self._last_taylor: tuple[float, int, Any, dict[str, np.ndarray]] | None = None
         self._table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         #: Counters: root solves by continuation and afresh (Wittrick–Williams), contours
         #: evaluated, and halvings of their radius.
@@ -666,6 +667,10 @@ class LengthFollowing:
         tracker's roots, so repeated calls at one state are free. Inside ``lengths`` (with
         ``series``) they are read from the fitted series instead (module docstring).
         """
+        last = self._last_taylor  # one state asks many times: (l, order, roots, result)
+        if isinstance(l, float) and last is not None and last[0] == l and last[1] == order:
+            if last[2] is self._beta_state:  # the same roots (each state is a new array)
+                return dict(last[3])
         l = self._length(l)
         order = check.integer(order, "", "order", minimum=0)
         if order > MAX_ORDER:
@@ -673,6 +678,7 @@ class LengthFollowing:
         fitted = self._from_series(l, order)
         if fitted is not None:
             self.stats["series"] += 1
+            self._last_taylor = (l, order, self._beta_state, fitted)
             return dict(fitted)
         beta = np.asarray(self._roots(l))
         key = (l, beta.tobytes())
@@ -684,7 +690,9 @@ class LengthFollowing:
             self._taylor[key] = full
             if len(self._taylor) > TAYLOR_CACHE:
                 self._taylor.popitem(last=False)
-        return {name: value[: order + 1] for name, value in full.items()}
+        result = {name: value[: order + 1] for name, value in full.items()}
+        self._last_taylor = (l, order, self._beta_state, result)
+        return dict(result)
 
     def _from_series(self, l: float, order: int) -> dict[str, np.ndarray] | None:
         """:meth:`taylor` from the fitted series, or None (no series, outside ``lengths``, or

@@ -202,13 +202,16 @@ class Decoupling(_JointGains):
         ë + k_d ė + k_p e = 0 (scalars or one per joint)."""
         return cls(kp=kp, kd=kd)
 
-    def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+    def joint_accelerations(self, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        """The joint accelerations u = q̈_d − k_d ė − k_p e the law gives the joints at (q, q̇),
+        shape (n_joints,): whatever the flexible coordinates, which it does not read."""
         q_d, qd_d, qdd_d = _need(reference, "decoupling")
         n = model.n_joints
-        e, e_dot = q[:n] - q_d, qd[:n] - qd_d
         kp, kd = self.gains(n)
-        u = qdd_d - kd * e_dot - kp * e
-        return _joint_acceleration_law(model, q, qd, u)
+        return qdd_d - kd * (qd[:n] - qd_d) - kp * (q[:n] - q_d)
+
+    def __call__(self, t, q, qd, model: Model, reference: Reference) -> np.ndarray:
+        return _joint_acceleration_law(model, q, qd, self.joint_accelerations(q, qd, model, reference))
 
 
 #: Controllers by config name; each has ``from_config(arm, *, kp, kd)``.

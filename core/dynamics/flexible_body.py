@@ -375,10 +375,76 @@ def _translating_arrays(unit: dict, columns: list, m: int, rho: float, planes: i
     }
 
 
+class _LinearArrays:
+    """:func:`_translating_arrays` as one matrix product: the body arrays are a linear map
+    (placement and the factor ρ) of the unit η-integrals, so the map is built once, by
+    applying the function to every unit component, and evaluated as (…, U) @ (U, O) with the
+    arrays returned as read-only views of the product (each output entry is ρ times one input
+    entry, so the values are those of the function exactly)."""
+
+    #: The unit integrals the body arrays read.
+    KEYS = (
+        "mass",
+        "first",
+        "moment",
+        "rate_first",
+        "rate_second",
+        "rate_cross",
+        "rate_mass",
+        "tip_value",
+        "tip_slope",
+    )
+
+    def __init__(self, shapes: dict, columns: list, m: int, rho: float, planes: int) -> None:
+        self.shapes = {name: tuple(shapes[name]) for name in self.KEYS}
+        sizes = [math.prod(shape) for shape in self.shapes.values()]
+        identity = np.eye(sum(sizes))
+        unit, start = {}, 0
+        for (name, shape), size in zip(self.shapes.items(), sizes, strict=True):
+            unit[name] = identity[:, start : start + size].reshape(-1, *shape)
+            start += size
+        arrays = _translating_arrays(unit, columns, m, rho, planes)
+        #: (name, a, c, shape, start, stop) of every output array in the product's columns.
+        self.layout, blocks, start = [], [], 0
+        for name, value in arrays.items():
+            parts = (
+                [(a, c, value[a][c]) for a in range(2) for c in range(2)]
+                if name in ("N0", "P")
+                else [(None, None, value)]
+            )
+            for a, c, x in parts:
+                blocks.append(x.reshape(x.shape[0], -1))
+                self.layout.append((name, a, c, x.shape[1:], start, start + blocks[-1].shape[1]))
+                start += blocks[-1].shape[1]
+        self.matrix = np.concatenate(blocks, axis=1)
+
+    def __call__(self, unit: dict) -> dict:
+        lead = np.shape(unit["first"])[:-1]
+        flat = np.concatenate([np.reshape(unit[name], (*lead, -1)) for name in self.shapes], axis=-1)
+        product = flat @ self.matrix
+        product.setflags(write=False)
+        out: dict = {"N0": [[None, None], [None, None]], "P": [[None, None], [None, None]]}
+        for name, a, c, shape, start, stop in self.layout:
+            value = product[..., start:stop].reshape(*lead, *shape)
+            if a is None:
+                out[name] = value
+            else:
+                out[name][a][c] = value
+        return out
+
+
 def taylor_sum(terms: np.ndarray, step, derivative: int = 0) -> np.ndarray:
     """Σ_k Δᵏ/k! terms[k + derivative]: a quantity (or its l-derivative) of a length-following
     basis at l₀ + Δ from its l-derivatives ``terms`` at real l₀ (leading axis the order; Δ
-    broadcast against terms[0]). Exact for the tiny imaginary Δ of the engine's complex step."""
+    broadcast against terms[0]). Exact for the tiny imaginary Δ of the engine's complex step.
+    A real Δ = 0 (every real configuration) returns terms[derivative] itself, broadcast (the
+    sum's value, without its products)."""
+    if isinstance(step, float | np.floating):
+        zero = step == 0.0
+    else:
+        zero = isinstance(step, np.ndarray) and step.dtype.kind == "f" and not step.any()
+    if zero and derivative < len(terms):
+        return 0.0 * step + terms[derivative]
     total = 0.0 * step * terms[0]
     for k in range(terms.shape[0] - derivative):
         total = total + step**k / math.factorial(k) * terms[k + derivative]
@@ -443,6 +509,7 @@ class TranslatingBody(_Planes):
         self.A0, self.B0, self.Al0, self.Bl0 = frozen["A0"], frozen["B0"], frozen["Al0"], frozen["Bl0"]
         self.N0, self.P, self.R0, self.M_δδ0 = frozen["N0"], frozen["P"], frozen["R0"], frozen["M_δδ0"]
         self._taylor_cache: dict = {}
+        self._linear: _LinearArrays | None = None  # the body arrays of the following shapes' integrals
 
     # -- arrays at the free length ------------------------------------------------------
     def _arrays(self, unit: dict) -> dict:
@@ -457,7 +524,12 @@ class TranslatingBody(_Planes):
         cached = self._taylor_cache.get(key)
         if cached is None:
             unit = self.following.taylor(float(l0), order=TAYLOR_ORDER)
-            cached = self._taylor_cache[key] = self._arrays(unit)
+            if self._linear is None:
+                shapes = {name: np.shape(value)[1:] for name, value in unit.items()}
+                self._linear = _LinearArrays(
+                    shapes, self.plane_columns, self.n_coordinates, self.rho, self.planes
+                )
+            cached = self._taylor_cache[key] = self._linear(unit)
             if len(self._taylor_cache) > 8:
                 self._taylor_cache.pop(next(iter(self._taylor_cache)))
         return cached

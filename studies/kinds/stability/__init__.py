@@ -7,7 +7,10 @@ arm follows parabolic blends (duration ``T``, blends ``blend``) from
 ``start`` to ``end`` for the other joints under the model-based decoupling
 controller of docs/MODEL.md, Analyses (gains ``kp``, ``kd``): the joint errors obey
 ë + k_d ė + k_p e = 0 exactly, and the flexible subsystem obeys
-M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r. The flexible link starts bent
+M_ff q̈_f + h_f + K q_f = −M_rfᵀ q̈_r. The joints start at rest on the trajectory, so
+e ≡ 0 and they follow it exactly: the simulation integrates the flexible coordinates along
+the prescribed joint motion, the same closed loop without the joint states
+(:func:`closed_loop`). The flexible link starts bent
 (``initial_deflection``: the static shape of a tip load, in-plane, with that
 tip deflection [m]; both backends get the same physical shape).
 
@@ -51,19 +54,18 @@ Rows (``set``):
   following, 0.264 frozen, 0.265 FEM 2 elements; retraction 18.48, 18.49,
   18.53).
 
-``simulate = false`` skips the simulation rows (the eigenvalues remain). The
-simulation of a fine FEM mesh is costly: its highest bending frequencies at
-the short free length reach ~10⁵ rad/s and the maneuver excites them, so any
-integrator resolves them (measured, retraction, 1 s, rtol 1e-5: FEM 2
-elements 875,000 right-hand sides under Radau, 221,000 under LSODA; AMM 2
-modes 98,000 under Radau). Shapes that follow the free length cost more per
-right-hand side than frozen ones — every new l (or β) recomputes their modal
-integrals and l-derivatives (:meth:`shapes.following.LengthFollowing.taylor`)
-— measured for the preset, 2 modes, one BLAS thread: ~0.1 ms frozen, ~2 ms
-root, table or ode (``trackers.csv`` reports it for each run); the 1 s
-maneuver under LSODA at rtol 1e-5 takes ~54,000 right-hand sides per
-direction (its own finite-difference Jacobians included), half of them at
-new (l, β).
+``simulate = false`` skips the simulation rows (the eigenvalues remain). The simulation
+resolves the highest bending frequency of the short free length, which the maneuver excites
+(at 0.3 m: AMM 2 modes and FEM 1 element ~1.1e4 rad/s, FEM 2 elements ~1e5 rad/s), so any
+integrator takes tens of thousands of steps (measured, retraction, 1 s, rtol 1e-5, closed
+loop: FEM 2 elements 875,000 right-hand sides under Radau, 221,000 under LSODA; AMM 2 modes
+98,000 under Radau). Under LSODA at rtol 1e-5 the 1 s maneuver takes 44,000–53,000
+right-hand sides per direction for AMM 2 modes and FEM 1 element, 174,000–187,000 for FEM 2
+elements (LSODA's forward-difference Jacobians included, 1,800–5,300 of them; measured on a loaded 2-core machine, one BLAS thread, ~0.3 ms each with
+frozen shapes or FEM). Shapes that follow the free length cost more per right-hand side —
+every new l (or β) reads their modal integrals and l-derivatives from Chebyshev series
+(:meth:`shapes.following.LengthFollowing.taylor`) and rebuilds the body arrays: ~0.7 ms
+(``trackers.csv`` reports the right-hand-side cost of each tracker for each run).
 
 The verdicts (``verdicts.csv``): per case and direction, ``max_real`` (the
 largest Re λ over the maneuver), ``fraction_positive`` (share of the eigen
@@ -164,19 +166,7 @@ class Stability(StudyKind):
             q0[: arm.n_joints] = q_start
             q0[columns] = initial_shape(model, number, q0, analysis.initial_deflection)
             try:
-                frame = simulate(
-                    model,
-                    (0.0, t_end),
-                    q0,
-                    controller=controller,
-                    trajectory=trajectory,
-                    method=analysis.method,
-                    solver="recursive",
-                    rtol=analysis.rtol,
-                    atol=analysis.atol,
-                    t_eval=times,
-                    progress=simulation_progress(direction, t_end),
-                )
+                frame = closed_loop(model, trajectory, q0, t_end, times, analysis, direction)
                 completed = True
             except SimulationError as error:  # keep what was computed (an unstable run may diverge)
                 frame, completed = error.frame, False
@@ -313,6 +303,38 @@ class Stability(StudyKind):
                 + "".join(f" {sentence}" for sentence in notes["panels"])
             )
         return text
+
+
+def closed_loop(model, trajectory, q0, t_end: float, times, analysis, direction: str):
+    """The simulated closed loop from ``q0`` (joints at the trajectory's start, at rest), as
+    the motion it is: the decoupling law gives the joint errors ë + k_d ė + k_p e = 0 whatever
+    the flexible coordinates do, and they start at e = ė = 0 (a parabolic blend starts at rest
+    at q_start), so e ≡ 0 and the joints follow the trajectory exactly. The simulation
+    therefore prescribes the joints (``simulate(prescribed=True)``) and integrates the
+    flexible coordinates (and the ``ode`` tracker's roots) alone, M_ff q̈_f + h_f + K q_f =
+    −M_fr q̈_d: the same equations without the joint states the controller would only keep at
+    zero error and without evaluating it and the forward dynamics in every right-hand side
+    (measured on the example: the same right-hand-side counts, each about half the cost; the
+    flexible energies agree with the closed loop's to the integration tolerance). LSODA forms
+    its Jacobian by its own forward differences (one right-hand side per state, counted in
+    ``nfev``) rather than the central differences of ``simulate`` (two per state)."""
+    q_d, qd_d, _ = trajectory.evaluate(0.0)
+    joints = model.n_joints
+    if not (np.allclose(q0[:joints], q_d, rtol=0.0, atol=1e-12) and np.allclose(qd_d, 0.0, atol=1e-12)):
+        raise ValueError("the stability maneuver must start on its trajectory, at rest")
+    return simulate(
+        model,
+        (0.0, t_end),
+        q0,
+        trajectory=trajectory,
+        prescribed=True,
+        method=analysis.method,
+        jacobian=False if analysis.method == "LSODA" else None,
+        rtol=analysis.rtol,
+        atol=analysis.atol,
+        t_eval=times,
+        progress=simulation_progress(direction, t_end),
+    )
 
 
 __all__ = ["Stability", "StabilityAnalysis", "tip_deflections", "verdict_table"]

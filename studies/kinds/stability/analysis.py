@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import numpy as np
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
-from core.analysis.simulation import ATOL, METHODS, RTOL
+from core.analysis.simulation import ATOL, METHODS, RTOL, prescribed_motion
 from core.numerics import derivatives
 from studies.discretizations import Discretization, label_of, size_columns
 from studies.kinds.base import AnalysisSchema
@@ -223,16 +223,20 @@ def energy_terms(model, columns, q, qd) -> dict[str, float]:
 
 
 def flexible_eigenvalues(model, controller, trajectory, t, q, qd) -> np.ndarray:
-    """Eigenvalues of ∂(q̇_f, q̈_f)/∂(q_f, q̇_f) of the closed loop at (t, q, q̇), sorted by
-    imaginary then real part."""
+    """Eigenvalues of ∂(q̇_f, q̈_f)/∂(q_f, q̇_f) of the closed loop at (t, q, q̇) under the
+    decoupling ``controller``, sorted by imaginary then real part. The law gives the joints the
+    accelerations u(q_r, q̇_r) whatever the flexible coordinates
+    (:meth:`~core.analysis.controllers.Decoupling.joint_accelerations`), so the flexible rows
+    of the closed loop are those of the motion whose joint accelerations are prescribed to u
+    (:func:`~core.analysis.simulation.prescribed_motion`): the controller's torques and the
+    forward dynamics give the same q̈_f (to round-off) at twice the cost."""
     flex = np.arange(model.n_dof)[model.flex]
-    reference = trajectory.evaluate(t)
+    joints = controller.joint_accelerations(q, qd, model, trajectory.evaluate(t))
 
     def rates(z: np.ndarray) -> np.ndarray:
         x, xd = q.copy(), qd.copy()
         x[flex], xd[flex] = z[: flex.size], z[flex.size :]
-        tau = controller(t, x, xd, model, reference)
-        return np.concatenate([xd[flex], model.forward_dynamics(x, xd, tau, solver="recursive")[flex]])
+        return np.concatenate([xd[flex], prescribed_motion(model, x, xd, joints)[0][flex]])
 
     J = derivatives.central_difference_jacobian(rates, np.concatenate([q[flex], qd[flex]]))
     values = np.linalg.eigvals(J)
