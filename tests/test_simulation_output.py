@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from amm import AssumedModesModel
-from core.analysis.simulation import prescribed_motion, simulate
+from core.analysis.simulation import _applied_elastic, _prescribed, prescribed_motion, simulate
 from core.analysis.trajectories import Cycloidal, SpinUp
 from core.arm import Arm, Link
-from core.arm.presets import one_flexible_link
+from core.arm.presets import one_flexible_link, rrp_translating
 
 ROWS = 11
 
@@ -171,3 +171,21 @@ def test_prescribed_rows_equal_the_per_row_primitives():
     _close(frame[["tau1"]], np.array(tau))
     _close(frame["kinetic"], kinetic)
     _close(frame[["tip_x", "tip_y", "tip_z"]], np.array(tips))
+
+
+def test_a_prescribed_right_hand_side_evaluates_the_elastic_forces_once():
+    """A translating link with length-following shapes (rrp-translating, beta-ode, 2 modes): K(q)
+    and the following stiffness cost most of ∂V_e/∂q, which the prescribed-motion solve needs in
+    its applied forces and in the dissipated power; one evaluation serves both, and the applied
+    forces are bitwise those of ``Model._applied`` (the same products in the same order)."""
+    model = AssumedModesModel(rrp_translating(), shape="beta-ode", modes=2, reference=[0.0, 0.0, 1.0])
+    q, qd = model.home(), np.zeros(model.n_dof)
+    q[:3], qd[:3] = [0.4, -0.3, 0.6], [1.0, -0.5, 0.8]
+    q[model.flex], qd[model.flex] = [1e-3, -2e-4, 5e-4, 1e-4], [0.02, -0.01, 0.03, 0.005]
+    B = model.input_matrix(q)
+    applied, elastic = _applied_elastic(model, q, qd, B)
+    assert applied.tobytes() == model._applied(q, qd, np.zeros(model.n_joints)).tobytes()
+    assert elastic.tobytes() == model.elastic_forces(q).tobytes()
+    counter = Counted(model, ["elastic_forces"])
+    _prescribed(model, q, qd, np.array([0.5, -1.0, 2.0]))
+    assert counter.calls == {"elastic_forces": 1}
