@@ -118,21 +118,26 @@ def _spin_up_beam():
     return AssumedModesModel(arm, modes=2, geometric_stiffening=True)
 
 
-def test_a_prescribed_row_costs_one_solve_and_one_trajectory_evaluation():
-    model = _spin_up_beam()
-    counter = Counted(model, ["mass_matrix", "kinetic_energy", "tip_position", "tip_positions"])
-    trajectory = CountedTrajectory(SpinUp(omega=(6.0,), T=(15.0,)))
-    frame = simulate(
+def _spin_up_run(model, trajectory, t_end: float):
+    """The prescribed spin-up of ``model`` over [0, t_end] with ROWS output rows."""
+    return simulate(
         model,
-        (0.0, 0.5),
+        (0.0, t_end),
         np.zeros(model.n_dof),
         trajectory=trajectory,
         prescribed=True,
         method="DOP853",
         rtol=1e-6,
         atol=1e-8,
-        t_eval=np.linspace(0.0, 0.5, ROWS),
+        t_eval=np.linspace(0.0, t_end, ROWS),
     )
+
+
+def test_a_prescribed_row_costs_one_solve_and_one_trajectory_evaluation():
+    model = _spin_up_beam()
+    counter = Counted(model, ["mass_matrix", "kinetic_energy", "tip_position", "tip_positions"])
+    trajectory = CountedTrajectory(SpinUp(omega=(6.0,), T=(15.0,)))
+    frame = _spin_up_run(model, trajectory, 0.5)
     nfev = frame.attrs["nfev"]
     # One M per right-hand side and one per row (its kinetic energy from that M); the
     # trajectory once at the start, once per right-hand side and once per row.
@@ -148,17 +153,7 @@ def test_a_prescribed_row_costs_one_solve_and_one_trajectory_evaluation():
 def test_prescribed_rows_equal_the_per_row_primitives():
     model = _spin_up_beam()
     trajectory = SpinUp(omega=(6.0,), T=(15.0,))
-    frame = simulate(
-        model,
-        (0.0, 2.0),
-        np.zeros(model.n_dof),
-        trajectory=trajectory,
-        prescribed=True,
-        method="DOP853",
-        rtol=1e-6,
-        atol=1e-8,
-        t_eval=np.linspace(0.0, 2.0, ROWS),
-    )
+    frame = _spin_up_run(model, trajectory, 2.0)
     Q = frame[list(model.coordinates)].to_numpy()
     QD = frame[[f"{c}_dot" for c in model.coordinates]].to_numpy()
     tau, kinetic, tips = [], [], []
