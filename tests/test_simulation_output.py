@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from amm import AssumedModesModel
-from core.analysis.simulation import _applied_elastic, _prescribed, prescribed_motion, simulate
+from core.analysis.simulation import _prescribed, prescribed_motion, simulate
 from core.analysis.trajectories import Cycloidal, SpinUp
 from core.arm import Arm, Link
 from core.arm.presets import one_flexible_link, rrp_translating
@@ -177,8 +177,7 @@ def test_a_prescribed_right_hand_side_evaluates_the_elastic_forces_once():
     q, qd = model.home(), np.zeros(model.n_dof)
     q[:3], qd[:3] = [0.4, -0.3, 0.6], [1.0, -0.5, 0.8]
     q[model.flex], qd[model.flex] = [1e-3, -2e-4, 5e-4, 1e-4], [0.02, -0.01, 0.03, 0.005]
-    B = model.input_matrix(q)
-    applied, elastic = _applied_elastic(model, q, qd, B)
+    applied, elastic = model._applied_with_elastic(q, qd, np.zeros(model.n_joints))
     assert applied.tobytes() == model._applied(q, qd, np.zeros(model.n_joints)).tobytes()
     assert elastic.tobytes() == model.elastic_forces(q).tobytes()
     counter = Counted(model, ["elastic_forces"])

@@ -72,7 +72,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.analysis.method_choice import DENSE_ESTIMATE, choose_method
-from core.dynamics.engine import ChainModel
 from core.dynamics.model import SOLVERS, Model
 from core.numerics.derivatives import central_difference_jacobian
 
@@ -627,7 +626,8 @@ def _prescribed(
     n, n_joints = model.n_dof, model.n_joints
     M = model.mass_matrix(q)
     B = model.input_matrix(q)
-    applied, elastic = _applied_elastic(model, q, qd, B)  # B τ_c − D q̇ − ∂V_e/∂q, ∂V_e/∂q
+    # B τ_c − D q̇ − ∂V_e/∂q and ∂V_e/∂q, the elastic forces evaluated once
+    applied, elastic = model._applied_with_elastic(q, qd, np.zeros(model.n_joints))
     R = model.nonlinear_forces(q, qd) - applied
     system = np.concatenate([M[:, n_joints:], -B], axis=1)
     try:
@@ -641,20 +641,6 @@ def _prescribed(
     # without damping and friction both terms are the same product, and the power exactly 0).
     powers = np.array([qd @ (B @ tau), -(qd @ (applied + elastic))])
     return np.concatenate([qdd_joints, solved[: n - n_joints]]), tau, powers, M
-
-
-def _applied_elastic(
-    model: Model, q: np.ndarray, qd: np.ndarray, B: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(``model._applied`` at τ = 0, ∂V_e/∂q) with the elastic forces evaluated once where the
-    model takes :class:`Model`'s sum (a chain with translating links: there they cost a K(q)
-    and the following shapes' stiffness twice): its products in its order, bitwise the same."""
-    kind = type(model)._applied
-    if kind is Model._applied or (kind is ChainModel._applied and model.translating):
-        elastic = model.elastic_forces(q)
-        tau_c = model._torques(q, qd, np.zeros(model.n_joints), True)
-        return B @ tau_c - model.damping_matrix(q) @ qd - elastic, elastic
-    return model._applied(q, qd, np.zeros(model.n_joints)), model.elastic_forces(q)
 
 
 #: Frame columns of every simulation (an auxiliary state may not take one of these names).

@@ -456,11 +456,12 @@ class ChainModel(Model):
             check=self._state,
         )
 
-    def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
+    def _applied_with_elastic(self, q, qd, tau, friction: bool = True) -> tuple[np.ndarray, np.ndarray]:
         if self.translating:  # K, D depend on the free lengths
-            return super()._applied(q, qd, tau, friction)
+            return super()._applied_with_elastic(q, qd, tau, friction)
+        elastic = self._K @ q
         tau = self._torques(q, qd, tau, friction and self._coulomb.any())
-        return self._B @ tau - self._D @ qd - self._K @ q
+        return self._B @ tau - self._D @ qd - elastic, elastic
 
     def _check(self, q) -> np.ndarray:
         q = np.asarray(q)

@@ -400,8 +400,14 @@ class Model(ABC):
     def _applied(self, q, qd, tau, friction: bool = True) -> np.ndarray:
         """B(τ + τ_c) − D q̇ − ∂V_e/∂q: the forces a solver balances against M q̈ + h + G
         (τ_c left out if not ``friction``)."""
+        return self._applied_with_elastic(q, qd, tau, friction)[0]
+
+    def _applied_with_elastic(self, q, qd, tau, friction: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`_applied`, ∂V_e/∂q) with ∂V_e/∂q evaluated once (a power balance needs both;
+        for translating links it costs a K(q))."""
+        elastic = self.elastic_forces(q)
         tau = self._torques(q, qd, tau, friction)
-        return self.input_matrix(q) @ tau - self.damping_matrix(q) @ qd - self.elastic_forces(q)
+        return self.input_matrix(q) @ tau - self.damping_matrix(q) @ qd - elastic, elastic
 
     def auto_solver(self) -> str:
         """The forward-dynamics solver ``solver="auto"`` (the default) takes for this model, by
