@@ -211,6 +211,7 @@ def simulate(
         Initial coordinates and rates (``qd0`` default zero).
     controller : callable, optional
         ``controller(t, q, qd, model, reference) -> τ`` (:mod:`core.analysis.controllers`);
+        one with ``for_run`` is replaced by its ``for_run(trajectory, t_span)`` once per run;
         None means zero input (friction and damping still act).
     trajectory : optional
         Object with ``evaluate(t) -> (q_d, qd_d, qdd_d)``; handed to the
@@ -254,6 +255,7 @@ def simulate(
     if settings.solver == "auto":
         settings = dataclasses.replace(settings, solver=model.auto_solver())
     run = _Run(model, controller, trajectory, settings)
+    run.prepare_controller(t0, t1)
     x0 = run.start(t0, q0, qd0)
     if settings.method == "auto":
         method, reason, stiffness = run.choose_method(t0, t1, x0)
@@ -315,6 +317,13 @@ class _Run:
         self.worst: list[tuple[float, float]] = []
         #: The trajectory's (q_d, q̇_d, q̈_d) at every output time (:meth:`outputs`), or None.
         self.references: list | None = None
+        self.reads_reference = True  # the controller reads its reference: evaluate the trajectory
+
+    def prepare_controller(self, t0: float, t1: float) -> None:
+        """The controller's ``for_run(trajectory, (t0, t1))`` where it has one (:mod:`core.analysis.controllers`)."""
+        if hasattr(self.controller, "for_run"):
+            self.controller = self.controller.for_run(self.trajectory, (t0, t1))
+        self.reads_reference = getattr(self.controller, "reads_reference", True)
 
     def start(self, t0: float, q0, qd0) -> np.ndarray:
         """The initial state x0 (checked), and the auxiliary count m."""
@@ -342,7 +351,7 @@ class _Run:
         """The controller's τ (zero without one), checked."""
         if self.controller is None:
             return np.zeros(self.n_joints)
-        if reference is None and self.trajectory is not None:
+        if reference is None and self.trajectory is not None and self.reads_reference:
             reference = self.trajectory.evaluate(t)
         tau = np.asarray(self.controller(t, q, qd, self.model, reference), dtype=float)
         if tau.shape != (self.n_joints,):
