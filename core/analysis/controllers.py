@@ -58,24 +58,17 @@ class FeedForward:
 
     Build from a function of time, or with :meth:`rigid_inverse_dynamics`:
     the torques that drive the *rigid* equivalent arm along the reference.
-
-    Attributes
-    ----------
-    torque : callable
-        (t, reference) ↦ τ, shape (n_joints,) [N·m or N].
-    rigid_model : Model or None
-        The rigid model whose inverse dynamics ``torque`` is (:meth:`rigid_inverse_dynamics`),
-        which :meth:`for_run` tabulates; None for any other torque (used as given).
-    reads_reference : bool
-        False when ``torque`` ignores the reference (a table of :meth:`for_run`).
-    table : TimeTable or None
-        The table of :meth:`for_run` (its tolerance, cost and, where it evaluates directly,
-        ``table.reason``), else None.
     """
 
+    #: (t, reference) ↦ τ, shape (n_joints,) [N·m or N].
     torque: Callable[[float, Reference], np.ndarray]
+    #: The rigid model whose inverse dynamics ``torque`` is (:meth:`rigid_inverse_dynamics`),
+    #: which :meth:`for_run` tabulates; None for any other torque (used as given).
     rigid_model: Model | None = None
+    #: False when ``torque`` ignores the reference (a table of :meth:`for_run`).
     reads_reference: bool = True
+    #: The table of :meth:`for_run` (its tolerance, cost and, where it evaluates directly,
+    #: ``table.reason``), else None.
     table: TimeTable | None = None
     #: Built from a config (:meth:`from_config`: the rigid inverse dynamics) it follows a
     #: reference trajectory, so a study without one is refused before any case runs.

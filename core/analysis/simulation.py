@@ -313,7 +313,7 @@ class _Run:
         self.n_f = self.n - self.n_joints  # the integrated coordinates of a prescribed run
         self.m = 0
         self.rates: Any = None
-        self.speeds = _wave_speeds(model)
+        self.speeds = wave_speeds(model)
         self.worst: list[tuple[float, float]] = []
         #: The trajectory's (q_d, q̇_d, q̈_d) at every output time (:meth:`outputs`), or None.
         self.references: list | None = None
@@ -707,7 +707,7 @@ def _auxiliary_start(model: Model, q0: np.ndarray, qd0: np.ndarray, auxiliary0) 
     return a0
 
 
-def _wave_speeds(model: Model) -> list[tuple[int, float]]:
+def wave_speeds(model: Model) -> list[tuple[int, float]]:
     """(joint index, √(EI/ρA)) of every translating link (link i sits on joint i);
     the smaller bending stiffness when it bends in two planes."""
     result = []

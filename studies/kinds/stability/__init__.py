@@ -59,13 +59,19 @@ resolves the highest bending frequency of the short free length, which the maneu
 (at 0.3 m: AMM 2 modes and FEM 1 element ~1.1e4 rad/s, FEM 2 elements ~1e5 rad/s), so any
 integrator takes tens of thousands of steps (measured, retraction, 1 s, rtol 1e-5, closed
 loop: FEM 2 elements 875,000 right-hand sides under Radau, 221,000 under LSODA; AMM 2 modes
-98,000 under Radau). Under LSODA at rtol 1e-5 the 1 s maneuver takes 44,000–53,000
-right-hand sides per direction for AMM 2 modes and FEM 1 element, 174,000–187,000 for FEM 2
-elements (LSODA's forward-difference Jacobians included, 1,800–5,300 of them; measured on a loaded 2-core machine, one BLAS thread, ~0.3 ms each with
-frozen shapes or FEM). Shapes that follow the free length cost more per right-hand side —
-every new l (or β) reads their modal integrals and l-derivatives from Chebyshev series
-(:meth:`shapes.following.LengthFollowing.taylor`) and rebuilds the body arrays: ~0.7 ms
-(``trackers.csv`` reports the right-hand-side cost of each tracker for each run).
+98,000 under Radau). With the joints prescribed the flexible rows are linear in (q_f, q̇_f) at
+each t (:func:`closed_loop`): :mod:`core.analysis.prescribed` tabulates their coefficients once
+per maneuver (~400 times, 2 n_f + 1 + n_joints (n_f + 1) prescribed-motion solves each: 21 for
+AMM 2 modes and FEM 1 element, 44 for FEM 2 elements; ~0.25 ms a solve, ~0.55 ms with shapes
+that follow the free length, whose body arrays every new l or β rebuilds from Chebyshev series,
+:meth:`shapes.following.LengthFollowing.taylor`), and a right-hand side is two table reads and
+a product (~35 µs), LSODA getting the exact Jacobian. Measured under LSODA at rtol 1e-5 (one
+BLAS thread, a loaded 2-core machine), right-hand sides per direction and CPU s per direction,
+the model in every right-hand side with LSODA's forward-difference Jacobians → the table:
+AMM frozen 44,000 → 28,000–37,000, 12–14 → 6–8 s; following (``ode``) 45,000–48,000 →
+28,000–43,000, 40–43 → 8 s; FEM 1 element 53,000 → 34,000–35,000, 16–18 → 6 s; FEM 2 elements
+(retraction) 187,000 → 93,000, 79 → 16 s (``trackers.csv`` reports the model's right-hand-side
+cost with each tracker).
 
 The verdicts (``verdicts.csv``): per case and direction, ``max_real`` (the
 largest Re λ over the maneuver), ``fraction_positive`` (share of the eigen
@@ -97,6 +103,7 @@ from pathlib import Path
 import numpy as np
 
 from core.analysis.controllers import Decoupling
+from core.analysis.prescribed import simulate_linear
 from core.analysis.simulation import SimulationError, simulate
 from core.analysis.trajectories import ParabolicBlend
 from shapes.beta_ode import TABLE_POINTS
@@ -315,13 +322,37 @@ def closed_loop(model, trajectory, q0, t_end: float, times, analysis, direction:
     −M_fr q̈_d: the same equations without the joint states the controller would only keep at
     zero error and without evaluating it and the forward dynamics in every right-hand side
     (measured on the example: the same right-hand-side counts, each about half the cost; the
-    flexible energies agree with the closed loop's to the integration tolerance). LSODA forms
-    its Jacobian by its own forward differences (one right-hand side per state, counted in
-    ``nfev``) rather than the central differences of ``simulate`` (two per state)."""
+    flexible energies agree with the closed loop's to the integration tolerance).
+
+    The flexible rows are linear in (q_f, q̇_f) at each t (bilinear with q̈_r):
+    :func:`core.analysis.prescribed.simulate_linear` tabulates their coefficients over the
+    maneuver once (with the ``ode`` tracker's roots integrated first: their rates see only l and
+    l̇), checks them against direct solves, and integrates with their exact Jacobian; the rows
+    then have no work integrals, which this kind does not read. Where its checks fail,
+    :func:`simulate` integrates the model itself, LSODA forming its Jacobian by its own forward
+    differences (one right-hand side per state, counted in ``nfev``) rather than the central
+    differences of ``simulate`` (two per state). Costs: the module docstring. On a short
+    maneuver the table can cost more than it saves (0.05 s, following shapes: ~1,100
+    right-hand sides, 185 table times; measured 3–5 CPU s, against ~0.6 s estimated for the model in each of
+    those right-hand sides at ~0.55 ms)."""
     q_d, qd_d, _ = trajectory.evaluate(0.0)
     joints = model.n_joints
     if not (np.allclose(q0[:joints], q_d, rtol=0.0, atol=1e-12) and np.allclose(qd_d, 0.0, atol=1e-12)):
         raise ValueError("the stability maneuver must start on its trajectory, at rest")
+    progress = simulation_progress(direction, t_end)
+    linear = simulate_linear(
+        model,
+        (0.0, t_end),
+        q0,
+        trajectory,
+        method=analysis.method,
+        rtol=analysis.rtol,
+        atol=analysis.atol,
+        t_eval=times,
+        progress=progress,
+    )
+    if linear is not None:
+        return linear
     return simulate(
         model,
         (0.0, t_end),
@@ -333,7 +364,7 @@ def closed_loop(model, trajectory, q0, t_end: float, times, analysis, direction:
         rtol=analysis.rtol,
         atol=analysis.atol,
         t_eval=times,
-        progress=simulation_progress(direction, t_end),
+        progress=progress,
     )
 
 
