@@ -42,6 +42,22 @@ def body_jacobian(model, f, number: int, dtype) -> np.ndarray:
     return J
 
 
+def body_jacobian_transpose(model, f, number: int, wrench: np.ndarray) -> np.ndarray:
+    """Jᵀ w (B, n_dof) for :func:`body_jacobian`'s J and a body wrench w (B, 6 + m [+ 1]),
+    without forming J: its (v, Ω) rows are R_bodyᵀ J_v, R_bodyᵀ J_Ω and its other rows pick
+    coordinates, so Jᵀ w = J_vᵀ (R_body w_v) + J_Ωᵀ (R_body w_Ω) + w_δ in the body's columns
+    (+ w_l in the translating joint's). O(B n) where J is O(B m n): the gravity stiffness of a
+    fine mesh, a batch of n complex steps, would otherwise form n × m × n numbers (8.8 GB for
+    two links of 256 elements)."""
+    body = model.bodies[number]
+    out = np.einsum("bin,bi->bn", f.Jv_link, (f.R_body @ wrench[:, :3, None])[..., 0])
+    out += np.einsum("bin,bi->bn", f.Jw_body, (f.R_body @ wrench[:, 3:6, None])[..., 0])
+    out[:, model.flex_columns[number]] += wrench[:, 6 : 6 + body.n_coordinates]
+    if number in model.translating:
+        out[:, number - 1] += wrench[:, -1]
+    return out
+
+
 def body_state(model, number: int, q: np.ndarray) -> tuple:
     """(δ,) of flexible link ``number``, or (δ, l) for a translating link (q batched or not)."""
     delta = q[..., model.flex_columns[number]]
@@ -99,9 +115,8 @@ def gravity_batch(model, q: np.ndarray, frames=None) -> np.ndarray:
     for i, (joint, link, f) in _bodies(model, frames):
         number = i + 1
         if link.is_flexible:
-            J = body_jacobian(model, f, number, G.dtype)
             wrench = model.bodies[number].gravity_wrench(*body_state(model, number, q), g @ f.R_body)
-            G -= np.einsum("bkn,bk->bn", J, wrench)
+            G -= body_jacobian_transpose(model, f, number, wrench)
         else:
             G -= link.mass * (g @ _centre_jacobian(f, link))
         if joint.hub_mass:
