@@ -79,7 +79,10 @@ def interface_vectors(model, number: int, q: np.ndarray) -> np.ndarray:
         d = body.plane(delta, plane)
         if np.any(d):
             vectors += [d, np.asarray(basis.mass @ d)]
-    U, singular, _ = np.linalg.svd(np.column_stack(vectors), full_matrices=False)
+    # directions, not sizes: a deflection of 1e-13 beside functionals of order one is still a
+    # direction q has, and an unscaled rank cut would drop it (q then outside the span of U)
+    columns = [v / norm for v in map(np.asarray, vectors) if (norm := np.linalg.norm(v)) > 0.0]
+    U, singular, _ = np.linalg.svd(np.column_stack(columns), full_matrices=False)
     return U[:, singular > RANK_TOLERANCE * singular[0]]
 
 
