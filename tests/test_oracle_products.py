@@ -36,7 +36,8 @@ def check(model, seed: int) -> None:
     )
     if model.translating:
         for number in model.translating:
-            q[:, number - 1] = 0.5 + 0.1 * rng.random(3)  # free lengths inside the link
+            length = model.arm.links[number - 1].length
+            q[:, number - 1] = length * (0.4 + 0.5 * rng.random(3))  # free lengths inside the link
     frames = model.kinematics.frames(q)
     for number in model.bodies:
         f = frames[number - 1]
