@@ -280,6 +280,27 @@ def check_figure(stem: str, figure) -> None:
                 y = max(y, np.nanmax(np.abs(np.asarray(line.get_xdata(), dtype=float))))
             assert y > 0 and (y > 1e-9 * largest or line.get_linestyle() == "None"), f"{stem}: a zero curve"
         lines += len(data_lines(axis))
+    titles = [a.title for a in figure.axes if a.title.get_visible() and a.title.get_text()]
+    beside = [  # what a title placed above its panel could run into
+        t
+        for a in figure.axes
+        for t in (
+            *a.get_xticklabels(),
+            *a.get_yticklabels(),
+            a.xaxis.offsetText,
+            a.yaxis.offsetText,
+            a.xaxis.label,
+        )
+        if t.get_visible() and t.get_text()
+    ]
+    for title in titles:
+        box = title.get_window_extent(renderer)
+        hits = [
+            t.get_text()
+            for t in [*beside, *titles]
+            if t is not title and box.overlaps(t.get_window_extent(renderer))
+        ]
+        assert not hits, f"{stem}: title {title.get_text()!r} overlaps {hits}"
     legends = [*figure.legends, *(a.get_legend() for a in figure.axes if a.get_legend() is not None)]
     if lines > 1:
         assert legends, f"{stem}: {lines} curves and no legend"
