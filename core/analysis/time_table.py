@@ -27,14 +27,13 @@ inverse dynamics.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from core.numerics.chebyshev import DEGREES, fit, lobatto_points
+from core.numerics.chebyshev import DEGREES, PiecewiseChebyshev, fit, lobatto_points
 
 #: Tolerance of the table relative to max|f| over the span.
 RELATIVE_TOLERANCE = 1e-12
@@ -57,24 +56,6 @@ class _SampleCap(Exception):
     """The fit asked for more than :data:`MAX_SAMPLES` evaluations."""
 
 
-@dataclass(frozen=True, eq=False)  # compared and hashed by identity: it holds arrays
-class _Panel:
-    """The Chebyshev series of one panel: f(t) = Σ_k c_k T_k((t − centre)/half)."""
-
-    centre: float
-    half: float
-    coefficients: np.ndarray  # (degree + 1, P)
-    orders: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "orders", np.arange(self.coefficients.shape[0], dtype=float))
-
-    def __call__(self, t: float) -> np.ndarray:
-        x = min(max((t - self.centre) / self.half, -1.0), 1.0)
-        # T_k(x) = cos(k arccos x): one vector call, rounding ~k ε as the recurrence's
-        return np.dot(np.cos(self.orders * math.acos(x)), self.coefficients)
-
-
 @dataclass(frozen=True)
 class TimeTable:
     """f(t) over ``span``: its Chebyshev series where it was tabulated, else f itself.
@@ -85,10 +66,9 @@ class TimeTable:
         t ↦ f(t), ndarray shape (P,): the direct evaluation.
     span : (float, float)
         The tabulated interval [s].
-    breaks : tuple of float
-        Panel ends, increasing (``(t0, t1)`` for one panel; empty when nothing is tabulated).
-    panels : tuple of _Panel or None
-        The series of each panel; None where f is evaluated directly.
+    series : PiecewiseChebyshev or None
+        The fitted series (its panels with coefficients None are evaluated directly); None
+        when nothing is tabulated.
     samples : int
         Evaluations of f the fit and its check took.
     deviation : float
@@ -101,12 +81,21 @@ class TimeTable:
 
     function: Callable[[float], np.ndarray]
     span: tuple[float, float]
-    breaks: tuple[float, ...]
-    panels: tuple[_Panel | None, ...]
+    series: PiecewiseChebyshev | None
     samples: int
     deviation: float
     tolerance: float
     reason: str | None
+
+    @property
+    def breaks(self) -> tuple[float, ...]:
+        """Panel ends, increasing (``(t0, t1)`` for one panel; empty when nothing is tabulated)."""
+        return () if self.series is None else self.series.edges
+
+    @property
+    def panels(self) -> tuple:
+        """Each panel's coefficients; None where f is evaluated directly."""
+        return () if self.series is None else self.series.coefficients
 
     @property
     def tabulated(self) -> bool:
@@ -115,14 +104,11 @@ class TimeTable:
 
     def __call__(self, t: float) -> np.ndarray:
         """f(t), shape (P,): from the series inside a tabulated panel, else directly."""
-        breaks = self.breaks
-        if not self.panels or not breaks[0] <= t <= breaks[-1]:
-            return np.asarray(self.function(t), dtype=float)
-        i = 0 if len(self.panels) == 1 else min(bisect.bisect_right(breaks, t) - 1, len(self.panels) - 1)
-        panel = self.panels[i]
-        if panel is None:
-            return np.asarray(self.function(t), dtype=float)
-        return panel(t)
+        if self.series is not None:
+            value = self.series(t)
+            if value is not None:
+                return value
+        return np.asarray(self.function(t), dtype=float)
 
 
 def tabulate(
@@ -165,21 +151,15 @@ def tabulate(
         series = fit(_capped(direct, max_samples), (t0, t1), lambda v: np.full(v.shape[1], fitted))
     except _SampleCap:
         reason = f"direct evaluation: the fit needs more than {max_samples} samples on [{t0:.6g}, {t1:.6g}] s (not smooth enough)"
-        return TimeTable(function, (t0, t1), (), (), max_samples, math.nan, tolerance, reason)
-    breaks = tuple(float(b) for b in series.breaks)
-    panels = tuple(
-        None if c is None else _Panel(0.5 * (a + b), 0.5 * (b - a), c)
-        for a, b, c in zip(breaks[:-1], breaks[1:], series.coefficients, strict=True)
-    )
-    deviation, scale, worst = _check(direct, breaks, panels, scale)
+        return TimeTable(function, (t0, t1), None, max_samples, math.nan, tolerance, reason)
+    breaks, panels = series.edges, series.coefficients
+    deviation, scale, worst = _check(direct, series, scale)
     tolerance = relative_tolerance * scale + absolute_tolerance
     samples = len(start) + series.samples + CHECK_POINTS.size * sum(p is not None for p in panels)
     if deviation > tolerance:
         reason = f"direct evaluation: the series deviates by {deviation:.3g} (tolerance {tolerance:.3g}) at t = {worst:.6g} s"
-        return TimeTable(function, (t0, t1), (), (), samples, deviation, tolerance, reason)
-    return TimeTable(
-        function, (t0, t1), breaks, panels, samples, deviation, tolerance, _untabulated(breaks, panels)
-    )
+        return TimeTable(function, (t0, t1), None, samples, deviation, tolerance, reason)
+    return TimeTable(function, (t0, t1), series, samples, deviation, tolerance, _untabulated(breaks, panels))
 
 
 def _capped(function: Callable[[float], np.ndarray], max_samples: int) -> Callable[[float], np.ndarray]:
@@ -196,18 +176,19 @@ def _capped(function: Callable[[float], np.ndarray], max_samples: int) -> Callab
 
 
 def _check(
-    direct: Callable[[float], np.ndarray], breaks: tuple[float, ...], panels: tuple, scale: float
+    direct: Callable[[float], np.ndarray], series: PiecewiseChebyshev, scale: float
 ) -> tuple[float, float, float]:
     """(largest |series − f|, max|f| updated with the check samples, where the largest was)
-    at :data:`CHECK_POINTS` of every tabulated panel."""
+    at :data:`CHECK_POINTS` (inside each panel) of every tabulated panel."""
     deviation, worst = 0.0, math.nan
-    for a, b, panel in zip(breaks[:-1], breaks[1:], panels, strict=True):
+    breaks = series.edges
+    for a, b, panel in zip(breaks[:-1], breaks[1:], series.coefficients, strict=True):
         if panel is None:
             continue
         for t in 0.5 * (a + b) + 0.5 * (b - a) * CHECK_POINTS:
             value = direct(float(t))
             scale = max(scale, float(np.max(np.abs(value), initial=0.0)))
-            error = float(np.max(np.abs(panel(float(t)) - value), initial=0.0))
+            error = float(np.max(np.abs(series(float(t)) - value), initial=0.0))
             if error > deviation:
                 deviation, worst = error, float(t)
     return deviation, scale, worst

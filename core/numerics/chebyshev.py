@@ -20,9 +20,10 @@ returns None there, and the caller falls back to f itself).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -77,26 +78,34 @@ class PiecewiseChebyshev:
     breaks: np.ndarray
     coefficients: tuple
     samples: int
+    edges: tuple = field(init=False, repr=False, compare=False)
+    orders: tuple = field(init=False, repr=False, compare=False)
 
     @property
     def degrees(self) -> tuple[int | None, ...]:
         """The degree kept on each panel (None: not converged)."""
         return tuple(None if c is None else c.shape[0] - 1 for c in self.coefficients)
 
+    def __post_init__(self) -> None:
+        # Read per call: the breaks as floats (bisect on a tuple beats searchsorted on a few
+        # panels) and each panel's orders k of T_k = cos(k arccos t).
+        object.__setattr__(self, "edges", tuple(float(b) for b in self.breaks))
+        orders = tuple(None if c is None else np.arange(c.shape[0], dtype=float) for c in self.coefficients)
+        object.__setattr__(self, "orders", orders)
+
     def __call__(self, x: float) -> np.ndarray | None:
         """The series at ``x`` (P,), or None outside the breaks or on a panel that failed."""
-        breaks = self.breaks
-        if not breaks[0] <= x <= breaks[-1]:
+        edges = self.edges
+        if not edges[0] <= x <= edges[-1]:
             return None
-        i = min(max(int(np.searchsorted(breaks, x, side="right")) - 1, 0), breaks.size - 2)
+        i = 0 if len(edges) == 2 else min(bisect.bisect_right(edges, x) - 1, len(edges) - 2)
         c = self.coefficients[i]
         if c is None:
             return None
-        a, b = breaks[i], breaks[i + 1]
-        t = (2.0 * x - a - b) / (b - a)
+        a, b = edges[i], edges[i + 1]
+        t = min(max((2.0 * x - a - b) / (b - a), -1.0), 1.0)
         # T_k(t) = cos(k arccos t): one vector call (its rounding, ~k ε, is that of the recurrence)
-        basis = np.cos(_orders(c.shape[0]) * math.acos(min(max(t, -1.0), 1.0)))
-        return basis @ c
+        return np.dot(np.cos(self.orders[i] * math.acos(t)), c)
 
 
 def _panel(
