@@ -81,9 +81,11 @@ if TYPE_CHECKING:  # validating a config needs no pandas
 #: Default tolerances.
 RTOL = 1e-8
 ATOL = 1e-10
-METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
+#: The adaptive ``solve_ivp`` methods (the studies' choices), and with them the fixed-step "Gauss".
+ADAPTIVE_METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
+METHODS = (*ADAPTIVE_METHODS, "Gauss")
 #: The methods that use a Jacobian of the right-hand side.
-IMPLICIT = ("Radau", "BDF", "LSODA")
+IMPLICIT = ("Radau", "BDF", "LSODA", "Gauss")
 #: Largest extension speed ratio U/U_g of a translating link before a warning (docs/MODEL.md, Dynamics).
 EXTENSION_SPEED_LIMIT = 0.1
 #: Relative step of the central differences of a controller without ``state_jacobian``: ε^(1/3).
@@ -120,8 +122,11 @@ class SimulationOptions:
         meshes. An undamped arm driven open loop keeps all its modes
         excited, so every method resolves the highest one and the explicit ``"DOP853"`` is
         cheaper (the space-arm maneuver: 2.3× fewer right-hand sides than Radau).
+        ``"Gauss"``: fixed-step symplectic collocation of order 6 (:mod:`core.numerics.gauss_collocation`).
     rtol, atol : float
-        The integrator's tolerances (default :data:`RTOL`, :data:`ATOL`).
+        The integrator's tolerances (default :data:`RTOL`, :data:`ATOL`); ``"Gauss"``'s Newton scale.
+    step : float, optional
+        The fixed step [s] of ``"Gauss"`` (required there, refused for the other methods).
     t_eval : array_like, optional
         Output times; default: the integrator's own steps.
     solver : str
@@ -130,20 +135,15 @@ class SimulationOptions:
         (fine meshes, O(n_dof)), or ``"auto"`` (default: :meth:`Model.auto_solver
         <core.dynamics.model.Model.auto_solver>`; the name taken is ``frame.attrs["solver"]``).
     jacobian : bool, optional
-        The Jacobian of the implicit methods (:data:`IMPLICIT`). True hands them the
-        model's compiled one where it has one (:meth:`Model.rates_function
-        <core.dynamics.model.Model.rates_function>`, completed with the controller's
-        ``state_jacobian`` or its central differences); False leaves them SciPy's finite
-        differences of the right-hand side (2 n_dof + 2 calls per Jacobian), which can fail:
-        they grow the step of every column the right-hand side does not depend on (the two
-        work integrals) tenfold per Jacobian without bound and overflow (measured: Radau on the
-        one-flexible-link preset, 3 clamped-free modes, 1 s at rtol 1e-8 stops after 10 s with
-        "array must not contain infs or NaNs"). None (default): the compiled one for every
-        implicit method where the model has one (it also pays for LSODA, which re-forms its
-        Jacobian hundreds of times per simulated second: right-hand sides halved, space arm
-        15 263 → 6 459, lumped FEM 13 847 → 6 557 per simulated second; Radau and BDF form one
-        every few hundred steps), otherwise — a model with auxiliary states, whose block the
-        compiled Jacobian does not know, or one without a compiled Jacobian — central
+        The Jacobian of the implicit methods (:data:`IMPLICIT`). True: the model's compiled one
+        where it has one (:meth:`Model.rates_function <core.dynamics.model.Model.rates_function>`,
+        completed with the controller's ``state_jacobian`` or its central differences). False:
+        SciPy's finite differences (2 n_dof + 2 calls each), which can overflow: they grow the
+        step of every column the right-hand side does not depend on (the work integrals) tenfold
+        per Jacobian (Radau, one-flexible-link preset, 1 s at rtol 1e-8: "array must not contain
+        infs or NaNs"). None (default): the compiled one where the model has one (it halves
+        LSODA's right-hand sides: space arm 15 263 → 6 459, lumped FEM 13 847 → 6 557 per
+        simulated second), otherwise — auxiliary states, or no compiled Jacobian — central
         differences of the whole right-hand side (2 (2 n_dof + m + 2) calls per Jacobian).
 
     Drive and state
@@ -180,6 +180,7 @@ class SimulationOptions:
     rtol: float = RTOL
     atol: float = ATOL
     t_eval: Any = None
+    step: float | None = None
     solver: str = "auto"
     jacobian: bool | None = None
     prescribed: bool = False
@@ -190,6 +191,10 @@ class SimulationOptions:
     def __post_init__(self) -> None:
         if self.method != "auto" and self.method not in METHODS:
             raise ValueError(f"method must be one of {('auto', *METHODS)}, got {self.method!r}")
+        if (self.step is not None) != (self.method == "Gauss"):
+            raise ValueError(
+                f"step: the fixed step of method 'Gauss' only (method {self.method!r}, step {self.step!r})"
+            )
         if self.solver != "auto" and self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {sorted(['auto', *SOLVERS])}, got {self.solver!r}")
         limit = self.deflection_limit
@@ -285,7 +290,7 @@ def simulate(
     )
     run.warn_extension_speeds()
     if not solution.success:
-        reached = solution.t[-1] if solution.t.size else t0
+        reached = solution.t[-1] if len(solution.t) else t0
         raise SimulationError(f"integration failed at t = {reached:.6g} s: {solution.message}", frame)
     return frame
 
@@ -522,6 +527,10 @@ class _Run:
         options = self.options
         rhs = self.right_hand_side()
         settings: dict[str, Any] = {"method": options.method, "rtol": options.rtol, "atol": options.atol}
+        if options.method == "Gauss":
+            from core.numerics.gauss_collocation import GaussLegendre
+
+            settings.update(method=GaussLegendre, step=options.step)
         jac = self.jacobian(rhs)
         if jac is not None:
             settings["jac"] = jac
@@ -531,7 +540,9 @@ class _Run:
 
     def outputs(self, solution) -> tuple[np.ndarray, np.ndarray, float | None]:
         """(times, full states (q, q̇, a, W) per column, the time the deflection limit stopped the run)."""
-        times, states = solution.t, solution.y
+        times = np.asarray(solution.t, dtype=float)  # solve_ivp leaves lists when no t_eval was reached
+        size = 2 * (self.n_f if self.prescribed else self.n) + self.m + 2
+        states = np.reshape(solution.y, (-1, times.size)) if times.size else np.zeros((size, 0))
         stopped_at = None
         if self.options.deflection_limit is not None and solution.status == 1 and solution.t_events[0].size:
             stopped_at = float(solution.t_events[0][0])

@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
 
 from core.analysis.controllers import CONTROLLERS
-from core.analysis.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
+from core.analysis.simulation import ADAPTIVE_METHODS, ATOL, RTOL, SimulationError, simulate
 from core.analysis.trajectories import TRAJECTORIES
 from core.dynamics.model import SOLVERS
 from studies.discretizations import (
@@ -122,7 +122,7 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
             Field(None, description="The reference trajectory, a table whose kind names the trajectory."),
         ),
         controller=(controller, Field(controller(), description="The joint controller and its gains.")),
-        method=(Literal[METHODS], Field("Radau", description="scipy solve_ivp method.")),
+        method=(Literal[ADAPTIVE_METHODS], Field("Radau", description="scipy solve_ivp method.")),
         solver=(
             Literal[solvers] | Annotated[list[Literal[solvers]], Field(min_length=1)],
             Field(

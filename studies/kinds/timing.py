@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import numpy as np
 from pydantic import Field, NonNegativeInt, PositiveInt
 
-from core.analysis.simulation import METHODS, simulate
+from core.analysis.simulation import ADAPTIVE_METHODS, simulate
 from core.arm import Arm
 from core.dynamics.model import SOLVERS
 from studies.discretizations import discretization_columns, label_of
@@ -97,7 +97,9 @@ class TimingAnalysis(AnalysisSchema):
         description="Simulated time of a free vibration (flexible coordinates displaced by 1e-3, no "
         "controller) whose wall time per simulated second is reported; 0: none [s].",
     )
-    method: Literal[METHODS] = Field("Radau", description="scipy solve_ivp method of that simulation.")
+    method: Literal[ADAPTIVE_METHODS] = Field(
+        "Radau", description="scipy solve_ivp method of that simulation."
+    )
     seed: NonNegativeInt = Field(0, description="Seed of the random states.")
 
 

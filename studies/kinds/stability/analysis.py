@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import numpy as np
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
-from core.analysis.simulation import ATOL, METHODS, RTOL, prescribed_motion
+from core.analysis.simulation import ADAPTIVE_METHODS, ATOL, RTOL, prescribed_motion
 from core.numerics import derivatives
 from studies.discretizations import Discretization, label_of, size_columns
 from studies.kinds.base import AnalysisSchema
@@ -71,7 +71,9 @@ class StabilityAnalysis(AnalysisSchema):
     ) = Field(41, description="Times from 0 to t_end at which the closed-loop eigenvalues are computed.")
     simulate: bool = Field(True, description="Simulate the maneuver; false: eigenvalues only.")
     output_points: OutputPoints = Field(201, description="Output times of the simulation.")
-    method: Literal[METHODS] = Field("Radau", description="scipy solve_ivp method of the simulation.")
+    method: Literal[ADAPTIVE_METHODS] = Field(
+        "Radau", description="scipy solve_ivp method of the simulation."
+    )
     rtol: Tolerance = Field(RTOL, description="Relative tolerance of the simulation.")
     atol: Tolerance = Field(ATOL, description="Absolute tolerance of the simulation.")
 
