@@ -28,18 +28,23 @@ number of eigenvalues below β exactly:
 where J₀ is the number of eigenvalues of the beam with *both* ends clamped
 below β (closed form below) and s{K} is the number of negative eigenvalues of
 the 2×2 dynamic stiffness of the cantilever at its tip, minus the tip inertia.
-Bisection on N isolates each root in an interval that contains it alone; Brent's
-method on f̃ then converges to round-off.
+Bisection on N isolates each root in an interval that contains it alone; Newton's method on f̃
+with its analytic derivative, kept inside that interval (:func:`core.numerics.roots.safeguarded_newton`),
+then converges to round-off.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from core.numerics.roots import safeguarded_newton
 
 #: Bisection on the eigenvalue count stops after this many splits (each halves
 #: an interval); eigenvalues are simple, so this is never reached in practice.
 MAX_SPLITS = 200
-#: Absolute tolerance of Brent's method on β (roots are O(1)…O(10³)).
+#: Absolute tolerance of the root refinement on β (roots are O(1)…O(10³)).
 ROOT_XTOL = 1e-14
 ROOT_RTOL = 4 * np.finfo(float).eps
 
@@ -57,12 +62,15 @@ def clamped_free_roots(n: int) -> np.ndarray:
     changes sign exactly once (it is monotone on [0, π], and for β ≥ π the
     sech term is below 0.09, so the sign follows cos β).
     """
-    from scipy.optimize import brentq  # on use: the shapes registry loads with every config
+
+    def value_and_slope(beta: float) -> tuple[float, float]:
+        sech, tanh = 1.0 / math.cosh(beta), math.tanh(beta)
+        return sech + math.cos(beta), -sech * tanh - math.sin(beta)
 
     roots = np.empty(n)
     for k in range(1, n + 1):
-        roots[k - 1] = brentq(
-            clamped_free_function, (k - 1) * np.pi, k * np.pi, xtol=ROOT_XTOL, rtol=ROOT_RTOL
+        roots[k - 1] = safeguarded_newton(
+            value_and_slope, (k - 1) * np.pi, k * np.pi, xtol=ROOT_XTOL, rtol=ROOT_RTOL
         )
     return roots
 
@@ -201,7 +209,7 @@ def clamped_mass_roots(n: int, mass_ratio: float, inertia_ratio: float) -> np.nd
     """First ``n`` roots of the clamped–mass frequency equation, ascending.
 
     Each root is first isolated by bisection on the Wittrick–Williams count
-    (so none is missed or found twice), then refined with Brent's method on
+    (so none is missed or found twice), then refined by safeguarded Newton on
     the scaled frequency function.
 
     Adding tip mass or inertia lowers every frequency (Rayleigh), so root k is
@@ -238,13 +246,16 @@ def clamped_mass_roots(n: int, mass_ratio: float, inertia_ratio: float) -> np.nd
 def _refine(k: int, lo: float, hi: float, mu: float, jr: float) -> float:
     """Root k, isolated in (lo, hi], to round-off.
 
-    Brent's method needs a sign change of f̃. An end of the interval can sit
+    The refinement needs a sign change of f̃. An end of the interval can sit
     within round-off of a neighbouring root (for large β the cantilever roots
     approach odd multiples of π/2, exactly where bisection lands), leaving the
     sign there undetermined; then bisection on the exact count shrinks the
     interval until the sign change is clear.
     """
-    from scipy.optimize import brentq
+
+    def value_and_slope(beta: float) -> tuple[float, float]:
+        f, f_beta = clamped_mass_partials(beta, mu, jr)[:2]
+        return float(f), float(f_beta)
 
     for _ in range(MAX_SPLITS):
         f_lo = clamped_mass_function(lo, mu, jr) if lo > 0 else 1.0  # f̃(0⁺) → 2 > 0
@@ -252,14 +263,7 @@ def _refine(k: int, lo: float, hi: float, mu: float, jr: float) -> float:
         if f_hi == 0.0:
             return hi
         if np.sign(f_lo) != np.sign(f_hi):
-            return brentq(
-                clamped_mass_function,
-                max(lo, 1e-300),
-                hi,
-                args=(mu, jr),
-                xtol=ROOT_XTOL,
-                rtol=ROOT_RTOL,
-            )
+            return safeguarded_newton(value_and_slope, max(lo, 1e-300), hi, xtol=ROOT_XTOL, rtol=ROOT_RTOL)
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
             return mid
