@@ -301,6 +301,10 @@ def size_ticks(axis, values, which: str = "x", min_gap: float = 0.09) -> None:
     target.set_minor_formatter(NullFormatter())
 
 
+#: Decades a log axis may span and keep minor ticks (at 2 and 5 × 10ⁿ) in :func:`decade_ticks`.
+MINOR_DECADES = 6
+
+
 def decade_ticks(axis, which: str = "y") -> None:
     """Label a log axis at decades (10ⁿ) only; an axis holding fewer than two decades at
     1, 2 and 5 × 10ⁿ in plain numbers (at 1…9 × 10ⁿ, or at three sizes of two digits, where
@@ -313,6 +317,12 @@ def decade_ticks(axis, which: str = "y") -> None:
     else:
         target.set_major_locator(LogLocator(base=10, numticks=8))
         target.set_major_formatter(FuncFormatter(power_of_ten))
+        decades = np.log10(high) - np.log10(low)
+        # Minor ticks at 2 and 5 × 10ⁿ up to MINOR_DECADES decades, none beyond (eight a decade
+        # crowd such an axis, and each tick is an artist laid out at every drawing pass).
+        target.set_minor_locator(
+            LogLocator(base=10, subs=(2.0, 5.0)) if decades <= MINOR_DECADES else NullLocator()
+        )
     target.set_minor_formatter(NullFormatter())
 
 
