@@ -64,8 +64,10 @@ def safeguarded_newton(
             lo, f_lo = x, f
         else:
             hi = x
-        newton = x - f / slope if slope != 0.0 and math.isfinite(slope) else math.nan
-        following = newton if lo < newton < hi else 0.5 * (lo + hi)
+        step = f / slope if slope != 0.0 and math.isfinite(slope) else math.nan
+        if abs(step) <= xtol + rtol * abs(x):
+            return min(max(x - step, lo), hi)  # converged (a step this small may land on an end)
+        following = x - step if lo < x - step < hi else 0.5 * (lo + hi)
         if abs(following - x) <= xtol + rtol * abs(following) or hi - lo <= xtol + rtol * abs(x):
             return following
         x = following
