@@ -173,7 +173,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from studies.config import expand_cases, load_config
     from studies.text import counted, pipe_table
 
-    config = load_config(path, overrides=getattr(args, "set", []))
+    overrides = list(getattr(args, "set", []) or [])
+    if getattr(args, "workers", None) == 1:  # valid with any executor, e.g. a --set serial one
+        overrides.append("execution.workers=1")
+    config = load_config(path, overrides=overrides)
     if getattr(args, "workers", None) not in (None, 1) and config.execution.executor == "serial":
         raise ConfigError(
             f"--workers: {args.workers} workers need [execution] executor = 'processes' or 'dask' "

@@ -529,6 +529,23 @@ def test_command_line_mistakes_exit_2(tmp_path, capsys):
     assert "--output: " in capsys.readouterr().err
     assert run_cli("run", str(path), "--workers", "2") == 2
     assert "--workers: 2 workers need [execution] executor" in capsys.readouterr().err
+    pooled = write(tmp_path, SMALL + '\n[execution]\nexecutor = "processes"\nworkers = 2\n', "pooled.toml")
+    # --workers 1 with a serial executor set on the command line: one worker, valid (it was
+    # refused: the file's 2 workers were checked against the new executor before --workers).
+    assert run_cli("show", str(pooled), "--set", "execution.executor=serial") == 2
+    assert (
+        run_cli(
+            "run",
+            str(pooled),
+            "--set",
+            "execution.executor=serial",
+            "--workers",
+            "1",
+            "--output",
+            str(tmp_path / "one"),
+        )
+        == 0
+    )
     latin = tmp_path / "latin.toml"
     latin.write_bytes(SMALL.replace('"small"', '"sm\xe4ll"').encode("latin-1"))
     assert run_cli("show", str(latin)) == 2
