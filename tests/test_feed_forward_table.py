@@ -81,10 +81,11 @@ def test_the_sample_cap_keeps_the_direct_evaluation_and_says_why():
 
 
 def test_the_check_between_the_nodes_catches_what_the_fit_missed():
-    """A spike of width 1e-5 s at the first check point lies far (≥ 1.5e-4 s, e^-225 of its
-    height) from every node the fit samples: the fit sees f ≡ 0 and converges, the check finds
-    the spike and the table keeps the direct evaluation."""
-    t_spike = 0.5 + 0.5 * np.cos(np.pi / 128)  # the first check point on [0, 1]
+    """A spike of width 1e-5 s at the first check point lies far (≥ 4.8e-3 s) from every node
+    the fit samples: the fit sees f ≡ 0 and converges on its first grid (degree 8), the check
+    (halfway between that grid's nodes) finds the spike and the table keeps the direct
+    evaluation."""
+    t_spike = 0.5 + 0.5 * np.cos(np.pi / 16)  # the first check point of the degree-8 grid on [0, 1]
 
     def spike(t: float) -> np.ndarray:
         return np.array([np.exp(-(((t - t_spike) / 1e-5) ** 2))])

@@ -73,11 +73,16 @@ class PiecewiseChebyshev:
         panel that did not converge.
     samples : int
         Evaluations of f the fit took.
+    grids : tuple of int or None
+        Per panel the degree n of the finest Lobatto grid sampled (n + 1 points; None for a
+        panel that did not converge): the points halfway between its nodes in angle,
+        ``lobatto_points(2 n)[1::2]``, are points the fit never sampled.
     """
 
     breaks: np.ndarray
     coefficients: tuple
     samples: int
+    grids: tuple = ()
     edges: tuple = field(init=False, repr=False, compare=False)
     orders: tuple = field(init=False, repr=False, compare=False)
 
@@ -114,8 +119,9 @@ def _panel(
     b: float,
     tolerance: Callable[[np.ndarray], np.ndarray],
     cache: dict,
-) -> np.ndarray | None:
-    """Chopped coefficients of ``function`` on [a, b], or None if no degree of DEGREES decays."""
+) -> tuple[np.ndarray | None, int | None]:
+    """(chopped coefficients of ``function`` on [a, b], the degree of the grid sampled), or
+    (None, None) if no degree of DEGREES decays."""
     values: np.ndarray | None = None
     previous = np.inf
     for n in DEGREES:
@@ -133,15 +139,15 @@ def _panel(
         coefficients = _transform(n) @ values
         tail = float(np.max(np.abs(coefficients[-TAIL:]) / scale))
         if tail > 1.0 and tail > DECAY * previous:
-            return None  # not converging fast enough for a finer grid to pay: bisect
+            return None, None  # not converging fast enough for a finer grid to pay: bisect
         previous = tail
         if tail <= 1.0:
             # Keep the shortest series whose dropped coefficients sum to at most the tolerance.
             dropped = np.cumsum(np.abs(coefficients[::-1]) / scale, axis=0)[::-1]  # [k]: Σ_{i ≥ k}
             fits = np.all(dropped <= 1.0, axis=1)
             keep = int(np.argmax(fits)) if fits.any() else n + 1
-            return np.ascontiguousarray(coefficients[: max(keep, 1)])
-    return None
+            return np.ascontiguousarray(coefficients[: max(keep, 1)]), n
+    return None, None
 
 
 def _sample(function: Callable[[float], np.ndarray], x: float, cache: dict) -> np.ndarray:
@@ -174,11 +180,11 @@ def fit(
     if not (np.isfinite(a) and np.isfinite(b) and a < b):
         raise ValueError(f"interval must be finite with a < b, got {interval!r}")
     cache: dict = {}
-    breaks, pieces = [a], []
+    breaks, pieces, grids = [a], [], []
     pending = [(a, b, 0)]  # depth-first, left to right
     while pending:
         lo, hi, depth = pending.pop()
-        coefficients = _panel(function, lo, hi, tolerance, cache)
+        coefficients, grid = _panel(function, lo, hi, tolerance, cache)
         if coefficients is None and depth < MAX_DEPTH:
             middle = 0.5 * (lo + hi)
             pending += [(middle, hi, depth + 1), (lo, middle, depth + 1)]
@@ -187,6 +193,7 @@ def fit(
             coefficients.setflags(write=False)
         breaks.append(hi)
         pieces.append(coefficients)
+        grids.append(grid)
     edges = np.array(breaks)
     edges.setflags(write=False)
-    return PiecewiseChebyshev(edges, tuple(pieces), len(cache))
+    return PiecewiseChebyshev(edges, tuple(pieces), len(cache), tuple(grids))
