@@ -29,7 +29,7 @@ _EXPORTS = {
     "SOLVERS": "core.dynamics.model",
     "Model": "core.dynamics.model",
     "rigid_equivalent": "core.arm.rigid",
-    "AssumptionWarning": "core.analysis.simulation",
+    "AssumptionWarning": "core.analysis.assumptions",
     "SimulationError": "core.analysis.simulation",
     "energy_drift": "core.analysis.simulation",
     "simulate": "core.analysis.simulation",

@@ -315,7 +315,8 @@ def simulate_linear(
     import pandas as pd
     from scipy.integrate import solve_ivp
 
-    from core.analysis.simulation import IMPLICIT, SimulationError, wave_speeds
+    from core.analysis.assumptions import warn_extension_speeds, wave_speeds
+    from core.analysis.simulation import IMPLICIT, SimulationError
 
     n, n_joints = model.n_dof, model.n_joints
     n_f = n - n_joints
@@ -361,8 +362,12 @@ def simulate_linear(
                 strict=True,
             )
         )
+    worst = []  # per translating link: (joint index, largest U/U_g at the output times, when)
     for index, wave_speed in wave_speeds(model):
-        columns[f"extension_speed_ratio{index + 1}"] = np.abs(QD[:, index]) * Q[:, index] / wave_speed
+        ratio = columns[f"extension_speed_ratio{index + 1}"] = np.abs(QD[:, index]) * Q[:, index] / wave_speed
+        if times.size:
+            worst.append((index, float(ratio.max()), float(times[ratio.argmax()])))
+    warn_extension_speeds(worst)
     frame = pd.DataFrame(columns)
     frame.attrs.update(
         nfev=int(solution.nfev),

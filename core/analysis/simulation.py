@@ -64,13 +64,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.analysis.assumptions import (  # noqa: F401  (AssumptionWarning, EXTENSION_SPEED_LIMIT: re-exported)
+    EXTENSION_SPEED_LIMIT,
+    AssumptionWarning,
+    warn_extension_speeds,
+    wave_speeds,
+)
 from core.analysis.method_choice import DENSE_ESTIMATE, choose_method
 from core.dynamics.model import SOLVERS, Model
 from core.numerics.derivatives import central_difference_jacobian
@@ -86,14 +91,8 @@ ADAPTIVE_METHODS = ("Radau", "BDF", "LSODA", "RK45", "DOP853", "RK23")
 METHODS = (*ADAPTIVE_METHODS, "Gauss")
 #: The methods that use a Jacobian of the right-hand side.
 IMPLICIT = ("Radau", "BDF", "LSODA", "Gauss")
-#: Largest extension speed ratio U/U_g of a translating link before a warning (docs/MODEL.md, Dynamics).
-EXTENSION_SPEED_LIMIT = 0.1
 #: Relative step of the central differences of a controller without ``state_jacobian``: ε^(1/3).
 CONTROLLER_STEP = float(np.cbrt(np.finfo(float).eps))
-
-
-class AssumptionWarning(UserWarning):
-    """A modelling assumption is violated (the results may be inaccurate)."""
 
 
 class SimulationError(RuntimeError):
@@ -579,16 +578,10 @@ class _Run:
         return tau, qdd, float(0.5 * qd @ M @ qd)
 
     def warn_extension_speeds(self) -> None:
-        """An :class:`AssumptionWarning` per translating link whose U/U_g passed the limit."""
-        for (index, _), (ratio, when) in zip(self.speeds, self.worst, strict=True):
-            if ratio > EXTENSION_SPEED_LIMIT:
-                warnings.warn(
-                    f"translating link {index + 1}: extension speed ratio U/U_g reached {ratio:.3g} at "
-                    f"t = {when:.4g} s (> {EXTENSION_SPEED_LIMIT}); the neglected convective terms of "
-                    "the sliding beam may matter",
-                    AssumptionWarning,
-                    stacklevel=3,
-                )
+        """:func:`warn_extension_speeds` with the largest ratios the right-hand sides saw."""
+        warn_extension_speeds(
+            [(index, *worst) for (index, _), worst in zip(self.speeds, self.worst, strict=True)]
+        )
 
 
 def prescribed_motion(model: Model, q, qd, qdd_joints) -> tuple[np.ndarray, np.ndarray]:
@@ -716,17 +709,6 @@ def _auxiliary_start(model: Model, q0: np.ndarray, qd0: np.ndarray, auxiliary0) 
             f"{type(model).__name__}.auxiliary_rates must return shape ({m},), got {a_dot.shape}"
         )
     return a0
-
-
-def wave_speeds(model: Model) -> list[tuple[int, float]]:
-    """(joint index, √(EI/ρA)) of every translating link (link i sits on joint i);
-    the smaller bending stiffness when it bends in two planes."""
-    result = []
-    for number in model.arm.translating_links:
-        link = model.arm.links[number - 1]
-        EI = min(link.EI, link.EI_out) if link.EI_out is not None else link.EI
-        result.append((number - 1, float(np.sqrt(EI / link.mass_per_length))))
-    return result
 
 
 def _frame(model: Model, times: np.ndarray, states: np.ndarray, run: _Run, trajectory) -> pd.DataFrame:
