@@ -63,9 +63,8 @@ def clamped_free_roots(n: int) -> np.ndarray:
     sech term is below 0.09, so the sign follows cos β).
     """
 
-    def value_and_slope(beta: float) -> tuple[float, float]:
-        sech, tanh = 1.0 / math.cosh(beta), math.tanh(beta)
-        return sech + math.cos(beta), -sech * tanh - math.sin(beta)
+    def value_and_slope(beta: float) -> tuple[float, float]:  # f̃ and f̃′ = −sech β tanh β − sin β
+        return float(clamped_free_function(beta)), -math.tanh(beta) / math.cosh(beta) - math.sin(beta)
 
     roots = np.empty(n)
     for k in range(1, n + 1):

@@ -308,7 +308,8 @@ MINOR_DECADES = 6
 def decade_ticks(axis, which: str = "y") -> None:
     """Label a log axis at decades (10ⁿ) only; an axis holding fewer than two decades at
     1, 2 and 5 × 10ⁿ in plain numbers (at 1…9 × 10ⁿ, or at three sizes of two digits, where
-    that leaves fewer than two labels); minor ticks unlabelled. Call after the data are drawn."""
+    that leaves fewer than two labels); minor ticks unlabelled, at 2 and 5 × 10ⁿ on an axis of up
+    to :data:`MINOR_DECADES` decades and none on a longer one. Call after the data are drawn."""
     low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
     target = _target(axis, which)
     if np.floor(np.log10(high)) - np.ceil(np.log10(low)) < 1.0:  # fewer than two decades inside
