@@ -82,35 +82,19 @@ def _ratios(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def ratio_series(x):
     """(a, b, c) of :func:`_ratios` by their Taylor series in x = r² to x⁸, in Horner form
-    (a = Σ (−x)ᵏ/(2k + 1)!, b = Σ (−x)ᵏ/(2k + 2)!, c = Σ (−x)ᵏ/(2k + 3)!), accurate to round-off
-    for |x| < ``SERIES_THRESHOLD`` (the first omitted terms are x⁹/19!, x⁹/20!, x⁹/21!)."""
-    a = 1 - x / 6 * (
-        1
-        - x / 20 * (1 - x / 42 * (1 - x / 72 * (1 - x / 110 * (1 - x / 156 * (1 - x / 210 * (1 - x / 272))))))
-    )
-    b = 0.5 * (
-        1
-        - x
-        / 12
-        * (
-            1
-            - x
-            / 30
-            * (1 - x / 56 * (1 - x / 90 * (1 - x / 132 * (1 - x / 182 * (1 - x / 240 * (1 - x / 306))))))
-        )
-    )
-    c = (
-        1
-        - x
-        / 20
-        * (
-            1
-            - x
-            / 42
-            * (1 - x / 72 * (1 - x / 110 * (1 - x / 156 * (1 - x / 210 * (1 - x / 272 * (1 - x / 342))))))
-        )
-    ) / 6
-    return a, b, c
+    (a = Σ (−x)ᵏ/(2k + 1)!, b = Σ (−x)ᵏ/(2k + 2)!, c = Σ (−x)ᵏ/(2k + 3)!: each term is the
+    previous times −x/((n + 1)(n + 2)) for the factorial's n), accurate to round-off for
+    |x| < ``SERIES_THRESHOLD`` (the first omitted terms are x⁹/19!, x⁹/20!, x⁹/21!)."""
+    a = 1 - x / 272
+    for divisor in (210, 156, 110, 72, 42, 20, 6):  # (2k)(2k + 1) for k = 7 … 1 (k = 8 starts it)
+        a = 1 - x / divisor * a
+    b = 1 - x / 306
+    for divisor in (240, 182, 132, 90, 56, 30, 12):  # (2k + 1)(2k + 2), the same k
+        b = 1 - x / divisor * b
+    c = 1 - x / 342
+    for divisor in (272, 210, 156, 110, 72, 42, 20):  # (2k + 2)(2k + 3), the same k
+        c = 1 - x / divisor * c
+    return a, 0.5 * b, c / 6
 
 
 def ratio_closed_form(x):
