@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
 
 from core.analysis.controllers import CONTROLLERS
-from core.analysis.simulation import ADAPTIVE_METHODS, ATOL, RTOL, SimulationError, simulate
+from core.analysis.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.analysis.trajectories import TRAJECTORIES
 from core.dynamics.model import SOLVERS
 from studies.discretizations import (
@@ -122,7 +122,20 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
             Field(None, description="The reference trajectory, a table whose kind names the trajectory."),
         ),
         controller=(controller, Field(controller(), description="The joint controller and its gains.")),
-        method=(Literal[ADAPTIVE_METHODS], Field("Radau", description="scipy solve_ivp method.")),
+        method=(
+            Literal[METHODS],
+            Field(
+                "Radau",
+                description="scipy solve_ivp method, or 'Gauss': fixed-step symplectic Gauss-Legendre "
+                "collocation of order 6 for long undamped runs (give step).",
+            ),
+        ),
+        step=(
+            Duration | None,
+            Field(
+                None, description="The fixed step of method 'Gauss' (required there, refused otherwise) [s]."
+            ),
+        ),
         solver=(
             Literal[solvers] | Annotated[list[Literal[solvers]], Field(min_length=1)],
             Field(
@@ -229,6 +242,11 @@ class Simulation(StudyKind):
                 f"analysis.trajectory: controller {analysis.controller.kind!r} tracks a reference "
                 "trajectory; give analysis.trajectory (or controller kind 'none' for a free response)"
             )
+        if (analysis.step is not None) != (analysis.method == "Gauss"):
+            raise ValueError(
+                f"analysis.step: the fixed step of method 'Gauss' only (method {analysis.method!r}, "
+                f"step {analysis.step!r})"
+            )
         if analysis.prescribed:
             if analysis.trajectory is None:
                 raise ValueError(
@@ -262,6 +280,7 @@ class Simulation(StudyKind):
                     controller=_controller(analysis.controller, arm),
                     trajectory=trajectory,
                     method=analysis.method,
+                    step=analysis.step,
                     solver=solver,
                     rtol=analysis.rtol,
                     atol=analysis.atol,
