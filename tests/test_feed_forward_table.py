@@ -161,3 +161,10 @@ def test_simulate_prepares_a_controller_once_for_its_run():
     simulate(model, (0.0, 0.1), np.zeros(2), controller=Preparing(), trajectory=trajectory, method="RK45")
     assert calls[0] == ("for_run", trajectory, (0.0, 0.1))
     assert calls.count("prepared") == len(calls) - 1 > 0
+
+
+def test_a_table_is_hashable():
+    """A TimeTable stays hashable (the controllers holding one are frozen dataclasses): its series
+    is compared and hashed by identity, as the per-panel objects it replaced were."""
+    table = tabulate(lambda t: np.array([np.sin(t)]), (0.0, 1.0))
+    assert table.tabulated and hash(table) == hash(table)

@@ -60,7 +60,7 @@ def lobatto_points(n: int) -> np.ndarray:
     return np.cos(np.pi * np.arange(n + 1) / n)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: it holds arrays
 class PiecewiseChebyshev:
     """Chebyshev series on the panels ``breaks[i] … breaks[i + 1]``.
 
