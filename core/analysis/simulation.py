@@ -317,6 +317,7 @@ class _Run:
         self.n_f = self.n - self.n_joints  # the integrated coordinates of a prescribed run
         self.m = 0
         self.rates: Any = None
+        self.prescribe: Any = None  # Model.prescribed_function's, for a prescribed run
         self.speeds = wave_speeds(model)
         self.worst: list[tuple[float, float]] = []
         #: The trajectory's (q_d, q̇_d, q̈_d) at every output time (:meth:`outputs`), or None.
@@ -343,6 +344,9 @@ class _Run:
             )
         a0 = _auxiliary_start(self.model, q0, qd0, self.options.auxiliary0)
         self.m = a0.size
+        if self.prescribed:  # with auxiliary states the generic evaluation (see right_hand_side)
+            model = self.model
+            self.prescribe = Model.prescribed_function(model) if self.m else model.prescribed_function()
         self.worst = [(0.0, t0)] * len(self.speeds)
         first = n_joints if self.prescribed else 0
         return np.concatenate([q0[first:], qd0[first:], a0, [0.0, 0.0]])
@@ -383,7 +387,7 @@ class _Run:
         q, qd, qdd_r = self.joint_state(t, x) if joints is None else joints
         a = x[2 * n_f : 2 * n_f + m]
         with self.context(a):
-            qdd, _, powers, _ = _prescribed(self.model, q, qd, qdd_r)
+            qdd, _, powers, _ = self.prescribe(q, qd, qdd_r)
             a_dot = self.model.auxiliary_rates(q, qd, a) if m else a
         return np.concatenate([x[n_f : 2 * n_f], qdd[self.n_joints :], a_dot, powers])
 
@@ -566,16 +570,15 @@ class _Run:
         """(τ, q̈, kinetic energy) of an output row; ``reference`` is the trajectory's at t (or None).
         The right-hand side the integrator used (one compiled call where the model has one;
         the same q̈ as :meth:`Model.forward_dynamics <core.dynamics.model.Model.forward_dynamics>`
-        with the run's solver, to round-off) and one mass matrix; a prescribed row: one
-        :func:`_prescribed`, whose M also gives the kinetic energy."""
+        with the run's solver, to round-off) and one mass matrix; a prescribed row: one call of
+        the model's :meth:`~core.dynamics.model.Model.prescribed_function`, kinetic energy included."""
         if self.prescribed:
-            qdd, tau, _, M = _prescribed(self.model, q, qd, reference[2])
-        else:
-            n = self.n
-            tau = self.inputs(t, q, qd, reference)
-            qdd = self.rates(np.concatenate([q, qd, (0.0, 0.0)]), tau)[n : 2 * n]
-            M = self.model.mass_matrix(q)
-        return tau, qdd, float(0.5 * qd @ M @ qd)
+            qdd, tau, _, kinetic = self.prescribe(q, qd, reference[2])
+            return tau, qdd, kinetic
+        n = self.n
+        tau = self.inputs(t, q, qd, reference)
+        qdd = self.rates(np.concatenate([q, qd, (0.0, 0.0)]), tau)[n : 2 * n]
+        return tau, qdd, float(0.5 * qd @ self.model.mass_matrix(q) @ qd)
 
     def warn_extension_speeds(self) -> None:
         """:func:`warn_extension_speeds` with the largest ratios the right-hand sides saw."""
@@ -624,36 +627,8 @@ def prescribed_motion(model: Model, q, qd, qdd_joints) -> tuple[np.ndarray, np.n
     qdd_joints = np.asarray(qdd_joints, dtype=float)
     if qdd_joints.shape != (model.n_joints,):
         raise ValueError(f"qdd_joints must have shape ({model.n_joints},), got {qdd_joints.shape}")
-    qdd, tau, _, _ = _prescribed(model, q, qd, qdd_joints)
+    qdd, tau, _, _ = model.prescribed_function()(q, qd, qdd_joints)
     return qdd, tau
-
-
-def _prescribed(
-    model: Model, q: np.ndarray, qd: np.ndarray, qdd_joints: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`prescribed_motion` without the input checks, the powers a simulation
-    integrates and the mass matrix: (q̈, τ, [q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c], M) with u = Bᵀq̇ (as
-    :meth:`Model.rates_function <core.dynamics.model.Model.rates_function>`), every model primitive
-    evaluated once (a right-hand side of a prescribed run is this call; an output row also
-    takes its kinetic energy from M)."""
-    n, n_joints = model.n_dof, model.n_joints
-    M = model.mass_matrix(q)
-    B = model.input_matrix(q)
-    # B τ_c − D q̇ − ∂V_e/∂q and ∂V_e/∂q, the elastic forces evaluated once
-    applied, elastic = model._applied_with_elastic(q, qd, np.zeros(model.n_joints))
-    R = model.nonlinear_forces(q, qd) - applied
-    system = np.concatenate([M[:, n_joints:], -B], axis=1)
-    try:
-        solved = np.linalg.solve(system, -(M[:, :n_joints] @ qdd_joints) - R)
-    except np.linalg.LinAlgError:
-        raise np.linalg.LinAlgError(
-            "prescribed motion: [M_qf  -B] is singular, no joint inputs realise the prescribed accelerations"
-        ) from None
-    tau = solved[n - n_joints :]
-    # q̇ᵀ(D q̇ − B τ_c) = −q̇ᵀ(applied + ∂V_e/∂q): no second call of D and τ_c (for an arm
-    # without damping and friction both terms are the same product, and the power exactly 0).
-    powers = np.array([qd @ (B @ tau), -(qd @ (applied + elastic))])
-    return np.concatenate([qdd_joints, solved[: n - n_joints]]), tau, powers, M
 
 
 #: Frame columns of every simulation (an auxiliary state may not take one of these names).

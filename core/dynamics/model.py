@@ -41,6 +41,7 @@ import numpy as np
 
 from core.arm import Arm
 from core.dynamics.composite import composite_solver
+from core.dynamics.prescribed import prescribed_terms
 from core.dynamics.recursive import recursive_solver
 from core.dynamics.structured_forward import structured_solver
 from core.numerics import validation as check
@@ -483,6 +484,13 @@ class Model(ABC):
             return np.concatenate([qd, qdd, [u @ tau, dissipated]])
 
         return rates
+
+    def prescribed_function(self):
+        """Motion with prescribed joint accelerations, as a prescribed simulation evaluates it per
+        right-hand side and output row: ``prescribed(q, q̇, q̈_r) -> (q̈, τ, [q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c],
+        ½ q̇ᵀMq̇)`` (:func:`core.dynamics.prescribed.prescribed_terms`; no input checks). A backend
+        may fuse it into one compiled call."""
+        return functools.partial(prescribed_terms, self)
 
     def generalized_forces(self, q, qd, qdd) -> np.ndarray:
         """Q = M q̈ + C q̇ + D q̇ + ∂V_e/∂q + G − B τ_c, the force needed for q̈, shape (n_dof,)."""

@@ -297,15 +297,12 @@ def forward_solve(table, F, smax, q, qd, applied, gravity):
 
 
 @kernel
-def inverse(table, F, smax, q, qd, qdd, gravity):
-    """M q̈ + h(q, q̇) + G(q) by the recursive Newton–Euler algorithm, shape (n_dof,)."""
+def newton_euler(table, F, smax, q, qdd, A, c, I, p, gravity):
+    """M q̈ + h + G by the recursive Newton–Euler algorithm on the bodies' inertias I and
+    velocity-product forces p (:func:`inertias`): accelerations outward, forces f_i = I_i a_i + p_i
+    inward, shape (n_dof,)."""
     n = table.shape[0]
-    A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
     f = np.zeros((n, smax))
-    M = np.zeros((smax, smax))
-    b = np.zeros(smax)
-    work = np.zeros((6, smax))
-    none = np.zeros((0, 0))
     rows = np.empty(smax, dtype=np.int64)
     cols = np.empty(smax, dtype=np.int64)
     parent = base_acceleration(gravity, smax)
@@ -317,14 +314,11 @@ def inverse(table, F, smax, q, qd, qdd, gravity):
         enter(row, i, A[i], parent, c[i], sp, rows, cols, a_)
         for j in range(1 + row.m):
             a_[rows[j]] += qdd[cols[j]]
-        body(row, F, i, q, qd, nu[i], True, M, b, work)
         for r in range(s):
-            acc = b[r]
+            acc = p[i, r]
             for j in range(s):
-                acc += M[r, j] * a_[j]
+                acc += I[i, r, j] * a_[j]
             f[i, r] = acc
-        if row.has_payload:
-            payload_terms(row, F, i, s, P_end, V_end, c_end, none, f[i], a_)
         for j in range(s):
             parent[j] = a_[j]
         sp = s
@@ -344,12 +338,10 @@ def inverse(table, F, smax, q, qd, qdd, gravity):
 
 
 @kernel
-def mass(table, F, smax, q):
-    """M(q) by the composite-rigid-body algorithm, shape (n_dof, n_dof)."""
+def composite_inertia(table, F, smax, q, A, IC):
+    """M(q) by the composite-rigid-body algorithm from the bodies' inertias (:func:`inertias`),
+    which it overwrites with the composite ones, shape (n_dof, n_dof)."""
     n = table.shape[0]
-    zero = np.zeros(q.size)
-    A, P_end, nu, _, V_end, c_end = kinematics_pass(table, F, q, zero, smax)
-    IC, _ = inertias(table, F, q, zero, smax, nu, P_end, V_end, c_end, False)
     for i in range(n - 1, 0, -1):
         congruence_add(A[i], IC[i, :6, :6].copy(), table[i - 1].size, IC[i - 1])
     out = np.zeros((q.size, q.size))
@@ -389,6 +381,51 @@ def mass(table, F, smax, q):
 
 
 @kernel
+def inverse(table, F, smax, q, qd, qdd, gravity):
+    """M q̈ + h(q, q̇) + G(q) by the recursive Newton–Euler algorithm, shape (n_dof,)."""
+    A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
+    I, p = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
+    return newton_euler(table, F, smax, q, qdd, A, c, I, p, gravity)
+
+
+@kernel
+def mass(table, F, smax, q):
+    """M(q) by the composite-rigid-body algorithm, shape (n_dof, n_dof)."""
+    zero = np.zeros(q.size)
+    A, P_end, nu, _, V_end, c_end = kinematics_pass(table, F, q, zero, smax)
+    IC, _ = inertias(table, F, q, zero, smax, nu, P_end, V_end, c_end, False)
+    return composite_inertia(table, F, smax, q, A, IC)
+
+
+@kernel
+def mass_inverse(table, F, smax, q, qd, qdd, gravity):
+    """(M(q), M q̈ + h + G) on one kinematics pass and one evaluation of the bodies' inertias and
+    forces (a stiffened beam's Gram terms are most of a call): :func:`mass` and :func:`inverse`
+    at half the cost."""
+    A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
+    I, p = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
+    out = newton_euler(table, F, smax, q, qdd, A, c, I, p, gravity)
+    return composite_inertia(table, F, smax, q, A, I), out
+
+
+@kernel
+def applied_forces(q, qd, tau, B, D, K, coulomb, epsilon):
+    """(B(τ + τ_c) − D q̇ − K q, u = Bᵀq̇, τ_c, D q̇) with Coulomb friction τ_c = −F_c tanh(u/ε)
+    on the actuated rates (ε ≤ 0: −F_c sign u)."""
+    u = B.T @ qd
+    friction = np.empty(u.size)
+    for j in range(u.size):
+        if coulomb[j] == 0.0:
+            friction[j] = 0.0
+        elif epsilon > 0.0:
+            friction[j] = -coulomb[j] * np.tanh(u[j] / epsilon)
+        else:
+            friction[j] = -coulomb[j] * np.sign(u[j])
+    Dqd = D @ qd
+    return B @ (tau + friction) - Dqd - K @ q, u, friction, Dqd
+
+
+@kernel
 def rates(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, composite):
     """The state derivative of a simulation, (q̇, q̈, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c), in one call.
 
@@ -400,21 +437,10 @@ def rates(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, composite)
     n = B.shape[0]
     q = x[:n].copy()
     qd = x[n : 2 * n].copy()
-    u = B.T @ qd
-    friction = np.empty(u.size)
-    for j in range(u.size):
-        if coulomb[j] == 0.0:
-            friction[j] = 0.0
-        elif epsilon > 0.0:
-            friction[j] = -coulomb[j] * np.tanh(u[j] / epsilon)
-        else:
-            friction[j] = -coulomb[j] * np.sign(u[j])
-    Dqd = D @ qd
-    applied = B @ (tau + friction) - Dqd - K @ q
+    applied, u, friction, Dqd = applied_forces(q, qd, tau, B, D, K, coulomb, epsilon)
     if composite:
-        qdd = cholesky_solve(
-            mass(table, F, smax, q), applied - inverse(table, F, smax, q, qd, 0.0 * q, gravity)
-        )
+        M, forces = mass_inverse(table, F, smax, q, qd, 0.0 * q, gravity)
+        qdd = cholesky_solve(M, applied - forces)
     else:
         qdd = forward(table, F, smax, q, qd, applied, gravity)
     out = np.empty(2 * n + 2)
@@ -452,3 +478,33 @@ def rates_jacobian(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, c
         for i in range(size):
             Jz[i, j] = (up[i] - down[i]) / (2.0 * h)
     return Jz[:, :size].copy(), Jz[:, size:].copy()
+
+
+@kernel
+def prescribed(table, F, smax, q, qd, qdd_joints, B, D, K, coulomb, epsilon, gravity):
+    """Motion with prescribed joint accelerations q̈_r (the joints first in q), in one call:
+    (q̈, τ, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c, ½ q̇ᵀMq̇) concatenated, shape (n_dof + n_joints + 3,).
+
+    Every row of M q̈ + h + G = B(τ + τ_c) − D q̇ − K q is one equation for the unknowns
+    (q̈_f, τ): [M_:f  −B] [q̈_f; τ] = B τ_c − D q̇ − K q − (M_:r q̈_r + h + G), solved by LU
+    (only M_ff need be regular). M and M_:r q̈_r + h + G come from one :func:`mass_inverse`.
+    Constant B, D, K only (no translating link); friction as :func:`rates`.
+    """
+    n, n_joints = B.shape
+    applied, u, friction, Dqd = applied_forces(q, qd, np.zeros(n_joints), B, D, K, coulomb, epsilon)
+    qdd = np.zeros(n)
+    qdd[:n_joints] = qdd_joints
+    M, forces = mass_inverse(table, F, smax, q, qd, qdd, gravity)
+    system = np.empty((n, n))
+    system[:, : n - n_joints] = M[:, n_joints:]
+    system[:, n - n_joints :] = -B
+    solved = np.linalg.solve(system, applied - forces)
+    out = np.empty(n + n_joints + 3)
+    out[:n_joints] = qdd_joints
+    out[n_joints:n] = solved[: n - n_joints]
+    tau = solved[n - n_joints :]
+    out[n : n + n_joints] = tau
+    out[n + n_joints] = u @ tau
+    out[n + n_joints + 1] = qd @ Dqd - u @ friction
+    out[n + n_joints + 2] = 0.5 * (qd @ (M @ qd))
+    return out

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.dynamics.compiled.algorithms import forward, inverse, mass, rates, rates_jacobian
+from core.dynamics.compiled.algorithms import forward, inverse, mass, prescribed, rates, rates_jacobian
 from core.dynamics.compiled.layout import LINK
 from core.dynamics.kinematics import check_free_length
+from core.dynamics.prescribed import SINGULAR
 from core.numerics.rotations import spatial_inertia
 
 #: A fixed-length flexible link with at least this many coordinates and a banded mass block
@@ -130,6 +131,30 @@ class CompiledChain:
 
         state_rates.jacobian = jacobian
         return state_rates
+
+    def prescribed_function(self, B, D, K, coulomb, epsilon: float, check):
+        """``prescribed(q, q̇, q̈_r) -> (q̈, τ, powers, ½ q̇ᵀMq̇)`` (as
+        :func:`core.dynamics.prescribed.prescribed_terms`) by one :func:`~.algorithms.prescribed`
+        call (constant B, D, K; no translating link). ``check(q, q̇)`` names a non-finite
+        coordinate when the kernel fails."""
+        if self._translating:
+            raise ValueError("prescribed_function needs constant B, D, K (no translating link)")
+        table, buffer, smax, gravity = self.table, self.buffer, self.smax, self.gravity
+        B, D, K, coulomb = (np.ascontiguousarray(a, dtype=float) for a in (B, D, K, coulomb))
+        n, n_joints = B.shape
+
+        def prescribed_terms(q, qd, qdd_joints):
+            try:
+                out = prescribed(
+                    table, buffer, smax, _writable(q), _writable(qd), _writable(np.asarray(qdd_joints, dtype=float)),
+                    B, D, K, coulomb, epsilon, gravity,
+                )  # fmt: skip
+            except np.linalg.LinAlgError:
+                check(q, qd)  # a non-finite state: named by the model
+                raise np.linalg.LinAlgError(SINGULAR) from None
+            return out[:n], out[n : n + n_joints], out[n + n_joints : n + n_joints + 2], float(out[-1])
+
+        return prescribed_terms
 
 
 #: The arrays of a translating row, in buffer order (o_A, o_B, o_Al, o_Bl, o_N, o_P, o_mdd,
