@@ -232,7 +232,7 @@ def forward_solve(table, F, smax, q, qd, applied, gravity):
     correction = np.zeros(q.size)
     gravity_correction(table, F, q, A, gravity, correction)
     applied = applied - correction
-    IA, pA = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
+    IA, pA = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, bool(True))
     Ls = np.zeros((n, kd, kd))
     W = np.zeros((n, kd, smax))
     t = np.zeros((n, kd))
@@ -267,7 +267,7 @@ def forward_solve(table, F, smax, q, qd, applied, gravity):
     qdd = np.zeros(q.size)
     parent = base_acceleration(gravity, smax)
     a_ = np.empty(smax)
-    sp = 6
+    sp = int(6)
     rhs = np.empty(kmax)
     ud = np.empty(kmax)
     for i in range(n):
@@ -307,7 +307,7 @@ def newton_euler(table, F, smax, q, qdd, A, c, I, p, gravity):
     cols = np.empty(smax, dtype=np.int64)
     parent = base_acceleration(gravity, smax)
     a_ = np.empty(smax)
-    sp = 6
+    sp = int(6)
     for i in range(n):
         row = table[i]
         s = row.size
@@ -384,7 +384,7 @@ def composite_inertia(table, F, smax, q, A, IC):
 def inverse(table, F, smax, q, qd, qdd, gravity):
     """M q̈ + h(q, q̇) + G(q) by the recursive Newton–Euler algorithm, shape (n_dof,)."""
     A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
-    I, p = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
+    I, p = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, bool(True))
     return newton_euler(table, F, smax, q, qdd, A, c, I, p, gravity)
 
 
@@ -393,7 +393,7 @@ def mass(table, F, smax, q):
     """M(q) by the composite-rigid-body algorithm, shape (n_dof, n_dof)."""
     zero = np.zeros(q.size)
     A, P_end, nu, _, V_end, c_end = kinematics_pass(table, F, q, zero, smax)
-    IC, _ = inertias(table, F, q, zero, smax, nu, P_end, V_end, c_end, False)
+    IC, _ = inertias(table, F, q, zero, smax, nu, P_end, V_end, c_end, bool(False))
     return composite_inertia(table, F, smax, q, A, IC)
 
 
@@ -403,7 +403,7 @@ def mass_inverse(table, F, smax, q, qd, qdd, gravity):
     forces (a stiffened beam's Gram terms are most of a call): :func:`mass` and :func:`inverse`
     at half the cost."""
     A, P_end, nu, c, V_end, c_end = kinematics_pass(table, F, q, qd, smax)
-    I, p = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, True)
+    I, p = inertias(table, F, q, qd, smax, nu, P_end, V_end, c_end, bool(True))
     out = newton_euler(table, F, smax, q, qdd, A, c, I, p, gravity)
     return composite_inertia(table, F, smax, q, A, I), out
 

@@ -207,7 +207,7 @@ def body(row, F, i, q, qd, nu, want_force, M, b, work):
                 for a in range(6):
                     p[a] += row.hub_inertia * F[oH + a] * spin
         else:
-            matvec(M, nu, 6, s, p)
+            matvec(M, nu, int(6), s, p)
         gyroscopic(nu, p, b)
 
 
@@ -260,10 +260,10 @@ def tilted_body(F, row, q, qd, nu, want_force, M, b, work):
     beam_inertia(F, row, q, qd, nu_b, want_force, M, b, work)
     if want_force:
         p = np.zeros(6)
-        matvec(M, nu_b, 6, s, p)
+        matvec(M, nu_b, int(6), s, p)
         gyroscopic(nu_b, p, b)
         inertial = np.empty(s)  # M_b Φ̇ ν
-        matvec(M, rate, s, 6, inertial)
+        matvec(M, rate, s, int(6), inertial)
         for a in range(s):
             b[a] += inertial[a]
         to_link_axes(b, s, E, G)
@@ -451,7 +451,7 @@ def payload_terms(row, F, i, s, P_end, V_end, c_end, M, f, acceleration):
             ae[k] += Pe[k, j] * acceleration[j]
     fe = np.zeros(6)
     pe = np.zeros(6)
-    matvec(Ip, ae, 6, 6, fe)
-    matvec(Ip, V_end[i], 6, 6, pe)
+    matvec(Ip, ae, int(6), int(6), fe)
+    matvec(Ip, V_end[i], int(6), int(6), pe)
     gyroscopic(V_end[i], pe, fe)
     add_transposed(Pe, fe, s, f)

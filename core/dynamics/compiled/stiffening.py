@@ -210,7 +210,7 @@ def add_h_gram(F, row, seg_t, pt_t, M, offset):
         E = int(F[oE + j])
         mu = F[oM + j]
         mass_in[E] += mu
-        _scatter(F, row, E, pt_t[j], mu, c[E], 0)
+        _scatter(F, row, E, pt_t[j], mu, c[E], int(0))
         _add_local_outer(F, row, E, pt_t[j], mu, M, offset)
     beyond = np.zeros(S)  # M_{>e}
     for e in range(S - 2, -1, -1):
@@ -227,7 +227,7 @@ def add_h_gram(F, row, seg_t, pt_t, M, offset):
                     M[offset + x, offset + y] += c[E, x] * P[y]
         for x in range(m):
             t[x] = 0.0
-        _scatter(F, row, E, seg_t[E], 1.0, t, 0)
+        _scatter(F, row, E, seg_t[E], 1.0, t, int(0))
         weight = beyond[E]
         if weight != 0.0:
             for x in range(m):
@@ -298,20 +298,20 @@ def gram_inertia(F, row, q, qd, nu, want_force, M, b):
     coeff = np.empty(Q)
     for j in range(Q):
         coeff[j] = -F[oM + j] * pts[j, 4]
-    add_h_sum(F, row, seg_t, pt_t, coeff, rows[0], 0)
+    add_h_sum(F, row, seg_t, pt_t, coeff, rows[0], int(0))
     for j in range(Q):
         coeff[j] = F[oM + j] * pts[j, 3]
-    add_h_sum(F, row, seg_t, pt_t, coeff, rows[1], 0)
+    add_h_sum(F, row, seg_t, pt_t, coeff, rows[1], int(0))
     for j in range(Q):
         coeff[j] = -F[oM + j]
-    add_h_sum(F, row, seg_t4, pt_t4, coeff, rows[2], 0)
+    add_h_sum(F, row, seg_t4, pt_t4, coeff, rows[2], int(0))
     for j in range(Q):
         coeff[j] = F[oM + j] * pts[j, 0]
-    add_phi_sum(F, row, coeff, 0, rows[1], 0)
+    add_phi_sum(F, row, coeff, int(0), rows[1], int(0))
     if row.planes == 2:
         for j in range(Q):
             coeff[j] = -coeff[j]
-        add_phi_sum(F, row, coeff, 1, rows[0], 0)
+        add_phi_sum(F, row, coeff, int(1), rows[0], int(0))
     for x in range(m):
         M[4, 6 + x] += rows[0, x]
         M[6 + x, 4] += rows[0, x]
@@ -351,8 +351,8 @@ def _gram_forces(F, row, q, pts, seg_t, seg_t4, pt_t, pt_t4, nu, b):
     b[2] -= Ud * wy
     b[4] -= Ud * vz
     b[5] += Ud * vy
-    add_h_sum(F, row, seg_t, pt_t, ch, b, 6)
-    add_h_sum(F, row, seg_t4, pt_t4, c4, b, 6)
-    add_phi_sum(F, row, cy, 0, b, 6)
+    add_h_sum(F, row, seg_t, pt_t, ch, b, int(6))
+    add_h_sum(F, row, seg_t4, pt_t4, c4, b, int(6))
+    add_phi_sum(F, row, cy, int(0), b, int(6))
     if row.planes == 2:
-        add_phi_sum(F, row, cz, 1, b, 6)
+        add_phi_sum(F, row, cz, int(1), b, int(6))
