@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+from core import cache
 from studies.config import StudyConfig, build_arm
 from studies.discretizations import Discretization
 
@@ -83,18 +87,76 @@ def package_version(package: str) -> str | None:
 def numerics_versions() -> dict[str, Any]:
     """What the numbers of a case depend on besides its settings: the versions of
     :data:`NUMERIC_PACKAGES` and the processor as the compiled code sees it — the CPU numba
-    compiles for and the kernels OpenBLAS picked (other kernels round differently, and an
-    adaptive integrator turns that into other steps: up to 4e-5 relative between two CPU
-    types). Cases computed on another machine type are run again on resume."""
-    import platform
-
+    compiles for (:func:`host_cpu`) and the kernels OpenBLAS picked (other kernels round
+    differently, and an adaptive integrator turns that into other steps: up to 4e-5 relative
+    between two CPU types). Cases computed on another machine type are run again on resume."""
     import scipy.linalg  # noqa: F401  (SciPy's own OpenBLAS, loaded to be listed)
-    from llvmlite import binding
     from threadpoolctl import threadpool_info
 
     blas = sorted({f"{i.get('internal_api')} {i.get('architecture')}" for i in threadpool_info()})
-    machine = {"machine": platform.machine(), "cpu": binding.get_host_cpu_name(), "blas": blas}
+    machine = {"machine": platform.machine(), "cpu": host_cpu(), "blas": blas}
     return {package: package_version(package) for package in NUMERIC_PACKAGES} | machine
+
+
+#: Where :func:`host_cpu` keeps its answer, under the cache folder (:func:`core.cache.root`).
+HOST_CPU_FILE = Path("machine") / "cpu.json"
+
+
+def host_cpu() -> str:
+    """The processor as LLVM names it (``znver3``), which numba compiles for.
+
+    Asking LLVM loads it: 0.03 CPU s and 37 MB resident (its relocations) in a run that may
+    compile nothing (the quickstart's peak went from 196 to 159 MB without it). So the name
+    is kept in :data:`HOST_CPU_FILE` with the key it was found under (:func:`_processor_key`:
+    what LLVM reads to name the processor, and LLVM's version) and read from there while the
+    key holds; asked again when it changes (another processor, another llvmlite), when there is
+    no key (no ``/proc/cpuinfo``) and when the file cannot be read or written."""
+    key = _processor_key()
+    try:
+        path = None if key is None else cache.root() / HOST_CPU_FILE
+    except RuntimeError:  # no home to find the cache folder in
+        path = None
+    if path is not None:
+        try:
+            kept = json.loads(path.read_text())
+            if kept["key"] == key and isinstance(kept["cpu"], str):
+                return kept["cpu"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    from llvmlite import binding
+
+    cpu = binding.get_host_cpu_name()
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps({"key": key, "cpu": cpu}))
+            os.replace(partial, path)  # whole or not at all, for a process reading it meanwhile
+        except OSError:
+            pass
+    return cpu
+
+
+def _processor_key() -> str | None:
+    """A digest of what LLVM names the host processor by — its vendor, family, model and
+    features (from ``cpuid``; the kernel lists them, less those the system does not enable, as
+    LLVM also leaves those out) — as the first processor's entry of ``/proc/cpuinfo`` gives
+    them, without its clock (``cpu MHz``, which changes while the machine runs); with the
+    machine type and llvmlite's version (LLVM's names change between releases). None where
+    there is no ``/proc/cpuinfo``."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as listing:
+            entry = []
+            for line in listing:
+                if not line.strip():
+                    break  # the first processor's entry ends at the first empty line
+                if not line.startswith("cpu MHz"):
+                    entry.append(line)
+    except OSError:
+        return None
+    if not entry:
+        return None
+    return _digest([platform.machine(), package_version("llvmlite"), "".join(entry)])
 
 
 def case_identity(

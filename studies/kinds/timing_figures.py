@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
@@ -51,7 +50,8 @@ def loglog_plot(
         backends = rows["backend"].unique() if "backend" in rows else []
         return plots.backend_marker(backends[0]) if len(backends) == 1 else None
 
-    figure, axis = plt.subplots(figsize=(plots.COLUMN_WIDTH, 2.8), layout="constrained")
+    figure, axes = plots.panel_grid(1, 1, (plots.COLUMN_WIDTH, 2.8))
+    axis = axes[0, 0]
     handles, labels = [], []
     for colour_key in colour_keys:
         mask = np.logical_and.reduce([results[c] == v for c, v in zip(colour_by, colour_key, strict=True)])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
@@ -86,7 +85,8 @@ def frequency_error_plot(results: pd.DataFrame, folder: Path, stem: str = "frequ
     (zero error everywhere: the reference itself) is left out; the title names the reference."""
     cases = list(dict.fromkeys(results["case"]))
     palette = dict(zip(cases, plots.colours(len(cases)), strict=True))
-    figure, axis = plt.subplots(figsize=(plots.COLUMN_WIDTH, 3.0), layout="constrained")
+    figure, axes = plots.panel_grid(1, 1, (plots.COLUMN_WIDTH, 3.0))
+    axis = axes[0, 0]
     handles, labels = [], []
     for case in cases:
         group = results[results["case"] == case].sort_values("mode")
@@ -132,7 +132,8 @@ def campbell_plot(
     cases = list(dict.fromkeys(tracked["case"]))
     palette, line_widths = plots.case_styles(cases, 2.6)
     values = tracked.drop_duplicates("point").set_index("point")[parameter].sort_index()
-    figure, axis = plt.subplots(figsize=(plots.COLUMN_WIDTH + 0.5, 3.6), layout="constrained")
+    figure, axes = plots.panel_grid(1, 1, (plots.COLUMN_WIDTH + 0.5, 3.6))
+    axis = axes[0, 0]
     handles, labels = [], []
     for case in cases:
         mine = tracked[tracked["case"] == case]
