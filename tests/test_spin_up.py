@@ -199,6 +199,11 @@ def _fused_arms():
         ),
         ("fem space arm", FiniteElementModel(PRESETS["space-arm-3link"](), elements=2)),
         ("amm azimuth-elevation", AssumedModesModel(PRESETS["azimuth-elevation"](), modes=2)),
+        ("fem translating", FiniteElementModel(PRESETS["rrp-translating"](), elements=2)),
+        (
+            "amm translating following",
+            AssumedModesModel(PRESETS["rrp-translating"](), shape="clamped-mass", modes=2, tracker="root"),
+        ),
     ]
 
 
@@ -207,12 +212,16 @@ def test_the_compiled_prescribed_call_equals_the_generic_evaluation(label, model
     """The compiled chain's :meth:`prescribed_function` (one kernel call: M and M q̈ + h + G from one
     pass) gives the generic evaluation's (q̈, τ, powers, kinetic energy) from the model's
     primitives, with Coulomb friction (sign and tanh), joint damping, payloads, pinned frames,
-    stiffened beams and spatial arms (measured ≤ 1.7e-14 of each quantity's scale; bound 1e-11)."""
+    stiffened beams, spatial arms and translating links (frozen and length-following shapes) (measured ≤ 1.7e-14 of each quantity's scale; bound 1e-11)."""
     from core.dynamics.prescribed import prescribed_terms
 
     rng = np.random.default_rng(11)
+    revolute = np.array([joint.kind == "revolute" for joint in model.arm.joints])  # free lengths at home
     q = model.home() + np.concatenate(
-        [0.3 * rng.standard_normal(model.n_joints), 1e-3 * rng.standard_normal(model.n_dof - model.n_joints)]
+        [
+            0.3 * rng.standard_normal(model.n_joints) * revolute,
+            1e-3 * rng.standard_normal(model.n_dof - model.n_joints),
+        ]
     )
     qd = 0.5 * rng.standard_normal(model.n_dof)
     qdd_joints = rng.standard_normal(model.n_joints)

@@ -447,22 +447,24 @@ class ChainModel(Model):
             return structured_dynamics(self).rates_function()
         if self.compiled is None or self.translating or solver not in ("recursive", "composite"):
             return super().rates_function(solver)
+        epsilon = -1.0 if self.coulomb == "sign" else self.coulomb_velocity
         return self.compiled.rates_function(
-            *self._kernel_forces(), composite=solver == "composite", check=self._state
+            self._B,
+            self._D,
+            self._K,
+            self._coulomb,
+            epsilon,
+            composite=solver == "composite",
+            check=self._state,
         )
 
     def prescribed_function(self):
-        """As :meth:`Model.prescribed_function`; on the compiled chain without translating links
-        (constant B, D, K), one compiled call (:func:`core.dynamics.compiled.algorithms.prescribed`:
-        M and M q̈ + h + G from one pass, half the kernels' work of the generic evaluation)."""
-        if self.compiled is None or self.translating:
+        """As :meth:`Model.prescribed_function`; on the compiled chain, one compiled call after
+        the applied forces (:func:`core.dynamics.compiled.algorithms.prescribed`: M and
+        M q̈ + h + G from one pass, half the kernels' work of the generic evaluation)."""
+        if self.compiled is None:
             return super().prescribed_function()
-        return self.compiled.prescribed_function(*self._kernel_forces(), check=self._state)
-
-    def _kernel_forces(self) -> tuple:
-        """(B, D, K, F_c, ε) of the compiled right-hand sides (ε = −1: sign friction)."""
-        epsilon = -1.0 if self.coulomb == "sign" else self.coulomb_velocity
-        return self._B, self._D, self._K, self._coulomb, epsilon
+        return self.compiled.prescribed_function(self._applied_with_elastic, self.input_matrix, self._state)
 
     def _applied_with_elastic(self, q, qd, tau, friction: bool = True) -> tuple[np.ndarray, np.ndarray]:
         if self.translating:  # K, D depend on the free lengths

@@ -37,8 +37,14 @@ def prescribed_terms(model, q: np.ndarray, qd: np.ndarray, qdd_joints: np.ndarra
     except np.linalg.LinAlgError:
         raise np.linalg.LinAlgError(SINGULAR) from None
     tau = solved[n - n_joints :]
-    # q̇ᵀ(D q̇ − B τ_c) = −q̇ᵀ(applied + ∂V_e/∂q): no second call of D and τ_c (for an arm
-    # without damping and friction both terms are the same product, and the power exactly 0).
-    powers = np.array([qd @ (B @ tau), -(qd @ (applied + elastic))])
     qdd = np.concatenate([qdd_joints, solved[: n - n_joints]])
-    return qdd, tau, powers, float(0.5 * qd @ M @ qd)
+    return qdd, tau, powers(qd, B, tau, applied, elastic), float(0.5 * qd @ M @ qd)
+
+
+def powers(
+    qd: np.ndarray, B: np.ndarray, tau: np.ndarray, applied: np.ndarray, elastic: np.ndarray
+) -> np.ndarray:
+    """[q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c] from the applied forces B τ_c − D q̇ − ∂V_e/∂q and ∂V_e/∂q:
+    q̇ᵀ(D q̇ − B τ_c) = −q̇ᵀ(applied + ∂V_e/∂q), no second call of D and τ_c (for an arm without
+    damping and friction both terms are the same product, and the power exactly 0)."""
+    return np.array([qd @ (B @ tau), -(qd @ (applied + elastic))])

@@ -481,17 +481,16 @@ def rates_jacobian(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, c
 
 
 @kernel
-def prescribed(table, F, smax, q, qd, qdd_joints, B, D, K, coulomb, epsilon, gravity):
-    """Motion with prescribed joint accelerations q̈_r (the joints first in q), in one call:
-    (q̈, τ, q̇ᵀBτ, q̇ᵀDq̇ − uᵀτ_c, ½ q̇ᵀMq̇) concatenated, shape (n_dof + n_joints + 3,).
+def prescribed(table, F, smax, q, qd, qdd_joints, B, applied, gravity):
+    """Motion with prescribed joint accelerations q̈_r (the joints first in q) in one call:
+    (q̈, τ, ½ q̇ᵀMq̇) concatenated, shape (n_dof + n_joints + 1,), for the input matrix B(q)
+    and the applied forces B τ_c − D q̇ − ∂V_e/∂q at (q, q̇) (``applied``).
 
-    Every row of M q̈ + h + G = B(τ + τ_c) − D q̇ − K q is one equation for the unknowns
-    (q̈_f, τ): [M_:f  −B] [q̈_f; τ] = B τ_c − D q̇ − K q − (M_:r q̈_r + h + G), solved by LU
-    (only M_ff need be regular). M and M_:r q̈_r + h + G come from one :func:`mass_inverse`.
-    Constant B, D, K only (no translating link); friction as :func:`rates`.
+    Every row of M q̈ + h + G = B τ + applied is one equation for the unknowns (q̈_f, τ):
+    [M_:f  −B] [q̈_f; τ] = applied − (M_:r q̈_r + h + G), solved by LU (only M_ff need be
+    regular). M and M_:r q̈_r + h + G come from one :func:`mass_inverse`.
     """
     n, n_joints = B.shape
-    applied, u, friction, Dqd = applied_forces(q, qd, np.zeros(n_joints), B, D, K, coulomb, epsilon)
     qdd = np.zeros(n)
     qdd[:n_joints] = qdd_joints
     M, forces = mass_inverse(table, F, smax, q, qd, qdd, gravity)
@@ -499,12 +498,9 @@ def prescribed(table, F, smax, q, qd, qdd_joints, B, D, K, coulomb, epsilon, gra
     system[:, : n - n_joints] = M[:, n_joints:]
     system[:, n - n_joints :] = -B
     solved = np.linalg.solve(system, applied - forces)
-    out = np.empty(n + n_joints + 3)
+    out = np.empty(n + n_joints + 1)
     out[:n_joints] = qdd_joints
     out[n_joints:n] = solved[: n - n_joints]
-    tau = solved[n - n_joints :]
-    out[n : n + n_joints] = tau
-    out[n + n_joints] = u @ tau
-    out[n + n_joints + 1] = qd @ Dqd - u @ friction
-    out[n + n_joints + 2] = 0.5 * (qd @ (M @ qd))
+    out[n : n + n_joints] = solved[n - n_joints :]
+    out[n + n_joints] = 0.5 * (qd @ (M @ qd))
     return out

@@ -8,7 +8,7 @@ import numpy as np
 from core.dynamics.compiled.algorithms import forward, inverse, mass, prescribed, rates, rates_jacobian
 from core.dynamics.compiled.layout import LINK
 from core.dynamics.kinematics import check_free_length
-from core.dynamics.prescribed import SINGULAR
+from core.dynamics.prescribed import SINGULAR, powers
 from core.numerics.rotations import spatial_inertia
 
 #: A fixed-length flexible link with at least this many coordinates and a banded mass block
@@ -132,27 +132,29 @@ class CompiledChain:
         state_rates.jacobian = jacobian
         return state_rates
 
-    def prescribed_function(self, B, D, K, coulomb, epsilon: float, check):
+    def prescribed_function(self, applied_with_elastic, input_matrix, check):
         """``prescribed(q, q̇, q̈_r) -> (q̈, τ, powers, ½ q̇ᵀMq̇)`` (as
         :func:`core.dynamics.prescribed.prescribed_terms`) by one :func:`~.algorithms.prescribed`
-        call (constant B, D, K; no translating link). ``check(q, q̇)`` names a non-finite
-        coordinate when the kernel fails."""
-        if self._translating:
-            raise ValueError("prescribed_function needs constant B, D, K (no translating link)")
-        table, buffer, smax, gravity = self.table, self.buffer, self.smax, self.gravity
-        B, D, K, coulomb = (np.ascontiguousarray(a, dtype=float) for a in (B, D, K, coulomb))
-        n, n_joints = B.shape
+        call, with the model's ``applied_with_elastic(q, q̇, τ)`` and ``input_matrix(q)`` (B, D, K
+        of translating links depend on q). ``check(q, q̇)`` names a non-finite coordinate when
+        the kernel fails."""
+        gravity = self.gravity
 
         def prescribed_terms(q, qd, qdd_joints):
+            qdd_joints = np.asarray(qdd_joints, dtype=float)
+            applied, elastic = applied_with_elastic(q, qd, np.zeros(qdd_joints.size))
+            B = np.ascontiguousarray(input_matrix(q), dtype=float)
+            arguments = self._arguments(q)  # the free lengths checked, following rows written
             try:
                 out = prescribed(
-                    table, buffer, smax, _writable(q), _writable(qd), _writable(np.asarray(qdd_joints, dtype=float)),
-                    B, D, K, coulomb, epsilon, gravity,
-                )  # fmt: skip
+                    *arguments, _writable(qd), _writable(qdd_joints), B, _writable(applied), gravity
+                )
             except np.linalg.LinAlgError:
                 check(q, qd)  # a non-finite state: named by the model
                 raise np.linalg.LinAlgError(SINGULAR) from None
-            return out[:n], out[n : n + n_joints], out[n + n_joints : n + n_joints + 2], float(out[-1])
+            n, n_joints = B.shape
+            tau = out[n : n + n_joints]
+            return out[:n], tau, powers(qd, B, tau, applied, elastic), float(out[-1])
 
         return prescribed_terms
 
