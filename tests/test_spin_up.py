@@ -234,6 +234,22 @@ def test_the_compiled_prescribed_call_equals_the_generic_evaluation(label, model
         assert np.abs(np.asarray(got) - expected).max() <= 1e-11 * scale, label
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_prescribed_motion_names_bad_input(compiled):
+    """A non-finite or misshapen state or joint acceleration is refused with the field named
+    (and the coordinate), on the compiled call and on the generic one alike."""
+    model = FiniteElementModel(PRESETS["lumped-two-link"](), elements=2, compiled=compiled)
+    q, qd, qdd = model.home(), np.zeros(model.n_dof), np.zeros(model.n_joints)
+    bad = q.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match=rf"q must be finite, got nan at {model.coordinates[3]}"):
+        prescribed_motion(model, bad, qd, qdd)
+    with pytest.raises(ValueError, match=rf"qd must have shape \({model.n_dof},\)"):
+        prescribed_motion(model, q, qd[:-1], qdd)
+    with pytest.raises(ValueError, match=r"qdd_joints must be finite, got \[inf, 0.0\]"):
+        prescribed_motion(model, q, qd, np.array([np.inf, 0.0]))
+
+
 def test_prescribed_simulation_follows_the_trajectory_and_closes_the_energy_balance():
     """Two flexible links with geometric stiffening under gravity, both joints prescribed along a
     cycloidal motion: the joints are the trajectory's at every output time (exactly: they are

@@ -623,10 +623,12 @@ def prescribed_motion(model: Model, q, qd, qdd_joints) -> tuple[np.ndarray, np.n
     numpy.linalg.LinAlgError
         When the system is singular (no joint inputs realise the motion).
     """
-    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    q, qd = model._state(q, qd)  # shapes, and a non-finite entry named
     qdd_joints = np.asarray(qdd_joints, dtype=float)
     if qdd_joints.shape != (model.n_joints,):
         raise ValueError(f"qdd_joints must have shape ({model.n_joints},), got {qdd_joints.shape}")
+    if not np.all(np.isfinite(qdd_joints)):
+        raise ValueError(f"qdd_joints must be finite, got {qdd_joints.tolist()}")
     qdd, tau, _, _ = model.prescribed_function()(q, qd, qdd_joints)
     return qdd, tau
 
