@@ -103,3 +103,30 @@ def test_the_warm_up_runs_once_per_process_and_kind(monkeypatch):
     built = built_models(monkeypatch)
     assert runner._warm_up(*arguments) is None
     assert built == []
+
+
+def test_a_forked_pool_is_warmed_up_once_in_the_parent(tmp_path, monkeypatch):
+    """With forked workers the runner warms the kind up in its own process before the pool
+    starts: the workers inherit it (imports, compiled kernels) and none of them warms up again,
+    so no case records warm-up seconds; the parent's warm-up is the one shown the study's cases."""
+    import json
+    import multiprocessing
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("workers are not forked here: each warms itself up")
+    monkeypatch.setattr(runner, "_WARM", set())
+    seen = []
+    original = runner._warm_up
+
+    def recorded(kind_name, blas_threads, arm_data, cases, analysis_data):
+        seen.append(sorted(case.number for case in cases))
+        return original(kind_name, blas_threads, arm_data, cases, analysis_data)
+
+    monkeypatch.setattr(runner, "_warm_up", recorded)
+    text = QUICK + '\n[execution]\nexecutor = "processes"\nworkers = 2\n'
+    config, arm, cases = study(text)
+    result = runner.run_study(config, output=tmp_path / "out", progress=False)
+    assert result.ok and result.cases == len(cases)
+    assert seen == [sorted(case.number for case in runner.warm_cases(arm, cases))]  # the parent, once
+    records = [json.loads(path.read_text()) for path in sorted((tmp_path / "out" / "cases").glob("*.json"))]
+    assert len(records) == len(cases) and all(record["warm_up"] is None for record in records)
