@@ -8,7 +8,8 @@ damping) whose hub angle is prescribed (:class:`core.analysis.trajectories.SpinU
 (clamped-free, 2/4/8 modes) and FEM (4/8/16 elements), with and without geometric
 stiffening: the wall time of the integration and of the whole ``simulate`` call,
 ``simulate``'s overhead (the whole call over the integration: output rows, energies,
-tip positions), simulated seconds per wall second, right-hand sides and Jacobians, the tip
+tip positions), simulated seconds per wall second of the whole call (what a user waits for, and
+what Exudyn's ``SolveDynamic`` is timed as), right-hand sides and Jacobians, the tip
 deflection in the rotating frame (``tip_w1``) at 5, 10, 15 s and its minimum
 (value and time, on a 0.01 s grid), and the largest difference over the run to a
 converged solution of the same model (FEM 32 elements, stiffened, rtol 1e-7; tighter
@@ -104,7 +105,7 @@ def flexlink_run(model, rtol: float, limit: float | None) -> tuple[dict, np.ndar
         "integration s": frame.attrs["wall_time"],
         "total s": total,
         "total / integration": total / frame.attrs["wall_time"],
-        "sim s / wall s": reached / frame.attrs["wall_time"],
+        "sim s / wall s": reached / total,  # the whole call, as Exudyn's SolveDynamic
         "rhs": frame.attrs["nfev"],
         "jac": frame.attrs["njev"],
         "stopped at": frame.attrs["stopped_at"],
