@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -117,23 +118,21 @@ def host_cpu() -> str:
     except RuntimeError:  # no home to find the cache folder in
         path = None
     if path is not None:
-        try:
+        # a missing, unreadable or damaged file: LLVM is asked below (the same answer, slower)
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             kept = json.loads(path.read_text())
             if kept["key"] == key and isinstance(kept["cpu"], str):
                 return kept["cpu"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
     from llvmlite import binding
 
     cpu = binding.get_host_cpu_name()
     if path is not None:
-        try:
+        # a cache folder that cannot be written: LLVM is asked again next run (no wrong answer)
+        with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             partial.write_text(json.dumps({"key": key, "cpu": cpu}))
             os.replace(partial, path)  # whole or not at all, for a process reading it meanwhile
-        except OSError:
-            pass
     return cpu
 
 
