@@ -38,11 +38,11 @@ class Jumps:
         return np.zeros(N_J), np.zeros(N_J), level * np.array([3.0, -2.0])
 
 
-def toy_solve(nonlinear: float = 0.0):
+def toy_solve(nonlinear: float = 0.0, frequency: float = 3.0):
     """q̈_f = A0 z + b0 + N q̈_r + Σ_j q̈_r,j C_j q_f with smooth coefficients of t."""
 
     def solve(t, z, qdd_r):
-        A0, b0, N, C = (p * (1.0 + 0.5 * np.sin(3 * t + k)) for k, p in enumerate(PARTS))
+        A0, b0, N, C = (p * (1.0 + 0.5 * np.sin(frequency * t + k)) for k, p in enumerate(PARTS))
         A0 = A0.copy()
         A0[:, :N_F] *= STIFF
         cross = np.tensordot(qdd_r, C, axes=1) @ z[:N_F]
@@ -67,6 +67,33 @@ def test_the_table_reproduces_a_bilinear_system_and_its_jacobian():
         J = system.jacobian(t, z)
         differences = derivatives.central_difference_jacobian(lambda y, t=t: system.rates(t, y), z)
         np.testing.assert_allclose(J, differences, rtol=0, atol=1e-7 * np.abs(J).max())
+
+
+def test_the_compiled_read_is_the_tables_series():
+    """The compiled right-hand side reads the same series as the table's numpy evaluation
+    (cos(k arccos t) there, the three-term recurrence here: both round to ~k ε): A and b from
+    the series' values assembled by hand agree within 1e-13 of the block's largest entry, at
+    the panel breaks too (the right panel's series, the last panel's at the end of the span);
+    a time outside the span is refused, naming it. (Coefficients oscillating at 80 rad/s: the
+    table needs several panels.)"""
+    system = linear_flexible(toy_solve(frequency=80.0), Jumps(), (0.0, 1.0), N_F, N_J, np.full(2 * N_F, 1e-3))
+    assert system is not None
+    breaks = system.table.breaks
+    assert len(breaks) > 2  # several panels: the break lookup is exercised
+    end_a, end_b = 2 * N_F * N_F, 2 * N_F * N_F + N_F
+    end_n = end_b + N_F * N_J
+    for t in (*breaks, 0.123, 0.61, 0.999):
+        values = system.table(t) * system.scales
+        qdd_r = Jumps().evaluate(t)[2]
+        A = values[:end_a].reshape(N_F, 2 * N_F).copy()
+        A[:, :N_F] += np.tensordot(qdd_r, values[end_n:].reshape(N_J, N_F, N_F), axes=1)
+        b = values[end_a:end_b] + values[end_b:end_n].reshape(N_F, N_J) @ qdd_r
+        got_A, got_b = system.parts(t)
+        np.testing.assert_allclose(got_A, A, rtol=0, atol=1e-13 * np.abs(A).max())
+        np.testing.assert_allclose(got_b, b, rtol=0, atol=1e-13 * np.abs(b).max())
+    for t in (-1e-9, 1.0 + 1e-9):
+        with pytest.raises(ValueError, match=r"outside the tabulated span \[0.0, 1.0\]"):
+            system.rates(t, np.zeros(2 * N_F))
 
 
 def test_a_system_that_is_not_bilinear_is_refused():

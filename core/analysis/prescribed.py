@@ -23,8 +23,10 @@ translating link) are integrated first, on their own, and the coefficients tabul
 (:func:`auxiliary_history`). q̈_r is read from the trajectory at every t (a parabolic blend's
 jumps stay exact; q_r and q̇_r, which the table sees, are continuous).
 
-A right-hand side is then two table reads and a product (measured ~35 µs, against ~250 µs for
-a prescribed-motion solve of the RRP arm, ~550 µs with length-following shapes), and the exact
+A right-hand side is then the trajectory's q̈_r and one compiled call that reads the series and
+assembles ż (:mod:`core.dynamics.compiled.series`; measured 11–13 µs on the RRP arm with FEM ×2,
+against 37 µs for the numpy read it replaced and ~250 µs for a prescribed-motion solve, ~550 µs
+with length-following shapes), and the exact
 Jacobian [[0, I], [A(t)]] replaces the integrator's differences. The table costs ~400 sample
 times on a 1 s maneuver (the fit and the table's own check), so it pays on runs of thousands
 of right-hand sides, not on short ones.
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.analysis.time_table import TimeTable, tabulate
+from core.dynamics.compiled.series import linear_jacobian, linear_rates
 
 #: Fractions of the span at which the table is checked against direct solves.
 CHECK_TIMES = (0.07, 0.31, 0.52, 0.77, 0.96)
@@ -71,12 +74,13 @@ _ZERO_SCALE = 1.0
 @dataclass(frozen=True)
 class LinearFlexible:
     """q̈_f = A(t) z + b(t) over a span, A = A0 + [Σ_j q̈_r,j C_j, 0], b = b0 + N q̈_r
-    (module docstring).
+    (module docstring), read from the table by one compiled call
+    (:mod:`core.dynamics.compiled.series`) at any t of the span.
 
     Attributes
     ----------
     table : TimeTable
-        (A0, b0, N, C) flattened and divided by ``scales``.
+        (A0, b0, N, C) flattened and divided by ``scales``, tabulated on every panel of the span.
     scales : ndarray
         The scale of every component.
     n_f, n_joints : int
@@ -93,36 +97,41 @@ class LinearFlexible:
     trajectory: object
     deviation: float
 
+    def __post_init__(self) -> None:
+        series = self.table.series
+        if self.table.reason is not None or series is None:
+            raise ValueError(f"the table must be tabulated on its whole span: {self.table.reason}")
+        panels = series.coefficients
+        coefficients = np.zeros((len(panels), max(c.shape[0] for c in panels), self.scales.size))
+        for i, c in enumerate(panels):
+            coefficients[i, : c.shape[0]] = c
+        lengths = np.array([c.shape[0] for c in panels], dtype=np.int64)
+        packed = (np.array(series.edges), coefficients, lengths, np.asarray(self.scales, dtype=float))
+        object.__setattr__(self, "_packed", packed)
+
+    def _qdd_r(self, t: float) -> np.ndarray:
+        """The trajectory's q̈_r at t, which must lie in the table's span."""
+        t0, t1 = self.table.span
+        if not t0 <= t <= t1:
+            raise ValueError(f"t = {t!r} s is outside the tabulated span [{t0}, {t1}] s")
+        return np.asarray(self.trajectory.evaluate(t)[2], dtype=float)
+
     def parts(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(A (n_f, 2 n_f), b (n_f,)) at t from the table, with the trajectory's q̈_r at t."""
-        n_f, n_j = self.n_f, self.n_joints
-        values = self.table(t) * self.scales  # a new array: assembled in place
-        qdd_r = self.trajectory.evaluate(t)[2]
-        end_a = 2 * n_f * n_f
-        end_b = end_a + n_f
-        end_n = end_b + n_f * n_j
-        A = values[:end_a].reshape(n_f, 2 * n_f)
-        A[:, :n_f] += (qdd_r @ values[end_n:].reshape(n_j, n_f * n_f)).reshape(n_f, n_f)
-        b = values[end_a:end_b] + values[end_b:end_n].reshape(n_f, n_j) @ qdd_r
-        return A, b
+        J, b = linear_jacobian(*self._packed, float(t), self._qdd_r(t), int(self.n_f))
+        return J[self.n_f :], b
 
     def accelerations(self, t: float, z: np.ndarray) -> np.ndarray:
         """q̈_f at t and z = (q_f, q̇_f)."""
-        A, b = self.parts(t)
-        return A @ z + b
+        return self.rates(t, z)[self.n_f :]
 
     def rates(self, t: float, z: np.ndarray) -> np.ndarray:
         """ż = (q̇_f, q̈_f), for ``solve_ivp``."""
-        A, b = self.parts(t)
-        return np.concatenate([z[self.n_f :], A @ z + b])
+        return linear_rates(*self._packed, float(t), self._qdd_r(t), np.asarray(z, dtype=float))
 
     def jacobian(self, t: float, z: np.ndarray) -> np.ndarray:
         """∂ż/∂z = [[0, I], [A(t)]] (exact: ż is affine in z)."""
-        n_f = self.n_f
-        J = np.zeros((2 * n_f, 2 * n_f))
-        J[:n_f, n_f:] = np.eye(n_f)
-        J[n_f:] = self.parts(t)[0]
-        return J
+        return linear_jacobian(*self._packed, float(t), self._qdd_r(t), int(self.n_f))[0]
 
 
 def _blocks(n_f: int, n_joints: int) -> list[np.ndarray]:
@@ -173,7 +182,8 @@ def linear_flexible(
     z_scale: np.ndarray,
     relative_tolerance: float = TABLE_TOLERANCE,
 ) -> LinearFlexible | None:
-    """The tabulated linear flexible system, or None when the check rejects it.
+    """The tabulated linear flexible system, or None when the check rejects it or the table
+    would evaluate ``solve`` directly somewhere in the span (a series that does not converge).
 
     Parameters
     ----------
@@ -202,6 +212,8 @@ def linear_flexible(
     for block in _blocks(n_f, n_joints):
         scales[block] = float(np.max(samples[:, block], initial=0.0)) or _ZERO_SCALE
     table = tabulate(lambda t: parts(t) / scales, (t0, t1), relative_tolerance=relative_tolerance)
+    if table.reason is not None:  # parts of the span read directly: a right-hand side would solve
+        return None
     system = LinearFlexible(table, scales, n_f, n_joints, trajectory, np.nan)
     deviation = 0.0
     for k, fraction in enumerate(CHECK_TIMES):
@@ -332,7 +344,7 @@ def simulate_linear(
     solve = model_solver(model, trajectory, auxiliary)
     tolerance = TABLE_TOLERANCE if auxiliary is None else AUXILIARY_TABLE_TOLERANCE_COEFFICIENTS
     system = linear_flexible(solve, trajectory, (t0, t1), n_f, n_joints, scale, tolerance)
-    if system is None or system.table.reason is not None:  # never the direct evaluation per step
+    if system is None:
         return None
     jac = {"jac": system.jacobian} if method in IMPLICIT else {}
     rates = system.rates

@@ -19,6 +19,8 @@ The package, in the order of a call:
 * :mod:`~.algorithms` — composite bodies for M, recursive Newton–Euler for M q̈ + h + G
   (gravity as a base acceleration), the articulated-body algorithm for q̈, and a simulation's
   right-hand side with its Jacobian in one call.
+* :mod:`~.series` — the right-hand side of a tabulated linear system (the flexible coordinates
+  under prescribed joints, :mod:`core.analysis.prescribed`) read from its Chebyshev table.
 * :mod:`~.linalg` (small dense kernels), :mod:`~.jit` (the cached ``njit`` decorator).
 
 The decoupled natural orthogonal complement of Mohan & Saha (DeNOC) gives the same recursions
