@@ -157,6 +157,24 @@ def test_figures_are_made_without_pyplot(tmp_path):
     assert (tmp_path / "figure.png").exists()
 
 
+def test_the_command_line_and_every_study_kind_import_without_numba():
+    """numba (~0.25 s and ~40 MB to import) loads with the first compiled kernel a run needs,
+    not with the command line, the runner or the registered study kinds: a frequency study
+    never pays for it."""
+    script = textwrap.dedent(
+        """
+        import sys
+        from studies import cli, config, plots, runner
+        from studies.kinds import KINDS
+        assert KINDS
+        loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("numba", "llvmlite"))
+        assert not loaded, loaded[:5]
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+
+
 def test_the_processor_name_is_kept_under_its_key(tmp_path, monkeypatch):
     """host_cpu asks LLVM once per key and reads the kept name while the key holds; another
     key, a damaged file or no key at all (no /proc/cpuinfo) asks again."""

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.analysis.time_table import TimeTable, tabulate
-from core.dynamics.compiled.series import linear_jacobian, linear_rates
 
 #: Fractions of the span at which the table is checked against direct solves.
 CHECK_TIMES = (0.07, 0.31, 0.52, 0.77, 0.96)
@@ -98,6 +97,10 @@ class LinearFlexible:
     deviation: float
 
     def __post_init__(self) -> None:
+        # numba loads with the first table, not with this module (studies import it; most
+        # never tabulate)
+        from core.dynamics.compiled.series import linear_jacobian, linear_rates
+
         series = self.table.series
         if self.table.reason is not None or series is None:
             raise ValueError(f"the table must be tabulated on its whole span: {self.table.reason}")
@@ -108,6 +111,7 @@ class LinearFlexible:
         lengths = np.array([c.shape[0] for c in panels], dtype=np.int64)
         packed = (np.array(series.edges), coefficients, lengths, np.asarray(self.scales, dtype=float))
         object.__setattr__(self, "_packed", packed)
+        object.__setattr__(self, "_kernels", (linear_rates, linear_jacobian))
 
     def _qdd_r(self, t: float) -> np.ndarray:
         """The trajectory's q̈_r at t, which must lie in the table's span."""
@@ -118,7 +122,7 @@ class LinearFlexible:
 
     def parts(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(A (n_f, 2 n_f), b (n_f,)) at t from the table, with the trajectory's q̈_r at t."""
-        J, b = linear_jacobian(*self._packed, float(t), self._qdd_r(t), int(self.n_f))
+        J, b = self._kernels[1](*self._packed, float(t), self._qdd_r(t), int(self.n_f))
         return J[self.n_f :], b
 
     def accelerations(self, t: float, z: np.ndarray) -> np.ndarray:
@@ -127,11 +131,11 @@ class LinearFlexible:
 
     def rates(self, t: float, z: np.ndarray) -> np.ndarray:
         """ż = (q̇_f, q̈_f), for ``solve_ivp``."""
-        return linear_rates(*self._packed, float(t), self._qdd_r(t), np.asarray(z, dtype=float))
+        return self._kernels[0](*self._packed, float(t), self._qdd_r(t), np.asarray(z, dtype=float))
 
     def jacobian(self, t: float, z: np.ndarray) -> np.ndarray:
         """∂ż/∂z = [[0, I], [A(t)]] (exact: ż is affine in z)."""
-        return linear_jacobian(*self._packed, float(t), self._qdd_r(t), int(self.n_f))[0]
+        return self._kernels[1](*self._packed, float(t), self._qdd_r(t), int(self.n_f))[0]
 
 
 def _blocks(n_f: int, n_joints: int) -> list[np.ndarray]:
