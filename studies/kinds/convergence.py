@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # validating a config needs no pandas
 
 #: Errors below this are round-off, not discretization error, and are left out of fits.
 FIT_FLOOR = 1e-12
+#: Decimals a fitted rate is given to: the points just above :data:`FIT_FLOOR` carry the eigen-solve's
+#: round-off (~1e-16 of ω, 1e-4 of a 1e-12 error), which moves a rate's fifth digit from one CPU to
+#: another (measured 3.79785 and 3.79791 for the quickstart's FEM mode 1).
+RATE_DECIMALS = 2
 #: Accuracies of the trade-off table: |relative error| of every compared frequency.
 TARGETS = (1e-2, 1e-4, 1e-6)
 
@@ -40,7 +44,8 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
     """Slope p of log|error| = c − p log(size) per (backend, shape, mode), and ``falling``.
 
     Points at the round-off floor (|error| < 1e-12) and the reference case
-    itself (error exactly 0) are left out; fewer than 3 points give NaN. Against the
+    itself (error exactly 0) are left out; fewer than 3 points give NaN. Rates are rounded to
+    :data:`RATE_DECIMALS` decimals, the digits that do not depend on round-off. Against the
     finest case (no exact reference), ``falling`` is False when the errors of the two
     finest compared cases above the floor no longer fall (the second does not shrink
     below :data:`FALLING` times the first): the reference is then not converged, or the
@@ -59,7 +64,8 @@ def fitted_rates(results: pd.DataFrame) -> pd.DataFrame:
         tail = error[keep].to_numpy()
         falling = not (against_finest and tail.size >= 2 and tail[-1] > FALLING * tail[-2])
         if keep.sum() >= 3 and falling:
-            rate = -np.polyfit(np.log(size[keep].to_numpy(float)), np.log(error[keep].to_numpy()), 1)[0]
+            slope = np.polyfit(np.log(size[keep].to_numpy(float)), np.log(error[keep].to_numpy()), 1)[0]
+            rate = round(-float(slope), RATE_DECIMALS)
         rows.append(
             {
                 "backend": backend,
@@ -222,7 +228,8 @@ class Convergence(Frequencies):
         text = [
             f"Reference: {results['reference_source'].iloc[0]}. Joints {analysis.joints}. "
             "rel_error = (ω − reference)/reference; rates are fitted slopes of log|rel_error| "
-            f"against log({' or '.join(size_columns())}), points below {FIT_FLOOR:g} excluded."
+            f"against log({' or '.join(size_columns())}), points below {FIT_FLOOR:g} excluded, given to "
+            f"{RATE_DECIMALS} decimals (the next digits move with round-off from one CPU to another)."
         ]
         if plots:  # matplotlib only when drawing
             from studies.kinds.convergence_figures import convergence_plot
