@@ -48,46 +48,61 @@ SCALARS = 6
 
 
 @kernel
-def interval(F, row, slopes_at, weights_at, E, q, qd, vector, quartic, scalars):
+def interval(F, row, slopes_at, weights_at, E, q, qd, vector, quartic, scalars, local):
     """Over one interval (g samples of φ' on segment E's support at F[slopes_at:], g × k, weights
     at F[weights_at:]): vector[a k + s] = ∫ (1 + ½|w'|²) w_a' φ_s', quartic[a k + s] = ½∫|w'|² w_a' φ_s'
-    (every plane a) and the :data:`SCALARS` integrals into scalars."""
-    k, g, n = row.fs_width, row.fs_samples, row.m // row.planes
+    (every plane a) and the :data:`SCALARS` integrals into scalars.
+
+    ``local`` (length 4k, the caller's work) takes the support's coordinates of q (planes at 0,
+    k) and of q̇ (at 2k, 3k), gathered once per interval rather than per sample. A padded support
+    entry has zero slopes (:func:`~core.dynamics.foreshortening.foreshortening_points`), so it
+    adds nothing and needs no test here."""
+    k, g, n, planes = row.fs_width, row.fs_samples, row.m // row.planes, row.planes
     oS = row.o_fs_support + E * k
-    for x in range(row.planes * k):
+    for a in range(planes):
+        base = row.column + a * n
+        for s in range(k):
+            c = base + int(F[oS + s])
+            local[a * k + s] = q[c]
+            local[(2 + a) * k + s] = qd[c]
+    for x in range(planes * k):
         vector[x] = 0.0
         quartic[x] = 0.0
     for x in range(SCALARS):
         scalars[x] = 0.0
-    p = np.zeros(2)
-    pd = np.zeros(2)
     for i in range(g):
         weight = F[weights_at + i]
-        P, C, D = 0.0, 0.0, 0.0
-        for a in range(row.planes):
-            base = row.column + a * n
-            p[a], pd[a] = 0.0, 0.0
+        at = slopes_at + i * k
+        p0, pd0, p1, pd1 = 0.0, 0.0, 0.0, 0.0
+        for s in range(k):
+            slope = F[at + s]
+            p0 += slope * local[s]
+            pd0 += slope * local[2 * k + s]
+        if planes == 2:
             for s in range(k):
-                slope = F[slopes_at + i * k + s]
-                c = base + int(F[oS + s])
-                p[a] += slope * q[c]
-                pd[a] += slope * qd[c]
-            P += p[a] * p[a]
-            C += p[a] * pd[a]
-            D += pd[a] * pd[a]
+                slope = F[at + s]
+                p1 += slope * local[k + s]
+                pd1 += slope * local[3 * k + s]
+        P = p0 * p0 + p1 * p1
+        C = p0 * pd0 + p1 * pd1
+        D = pd0 * pd0 + pd1 * pd1
         scalars[0] += weight * P
         scalars[1] += weight * C
         scalars[2] += weight * D
         scalars[3] += weight * P * P
         scalars[4] += weight * P * C
         scalars[5] += weight * (P * D + 2.0 * C * C)
-        for a in range(row.planes):
+        full = weight * (1.0 + 0.5 * P)
+        half = weight * 0.5 * P
+        for s in range(k):
+            slope = F[at + s]
+            vector[s] += full * p0 * slope
+            quartic[s] += half * p0 * slope
+        if planes == 2:
             for s in range(k):
-                slope = F[slopes_at + i * k + s]
-                if s > 0 and F[oS + s] == F[oS + s - 1]:
-                    continue  # padding
-                vector[a * k + s] += weight * (1.0 + 0.5 * P) * p[a] * slope
-                quartic[a * k + s] += weight * 0.5 * P * p[a] * slope
+                slope = F[at + s]
+                vector[k + s] += full * p1 * slope
+                quartic[k + s] += half * p1 * slope
 
 
 @kernel
@@ -96,6 +111,7 @@ def intervals(F, row, q, qd, seg_t, seg_t4, seg_x, pt_t, pt_t4, pt_x):
     segment (pt_*, Q rows)."""
     S, Q, k, g = row.fs_segments, row.fs_points, row.fs_width, row.fs_samples
     oE = row.o_fs_segment
+    local = np.zeros(4 * k)
     for e in range(S):
         interval(
             F,
@@ -108,6 +124,7 @@ def intervals(F, row, q, qd, seg_t, seg_t4, seg_x, pt_t, pt_t4, pt_x):
             seg_t[e],
             seg_t4[e],
             seg_x[e],
+            local,
         )
     for j in range(Q):
         interval(
@@ -121,6 +138,7 @@ def intervals(F, row, q, qd, seg_t, seg_t4, seg_x, pt_t, pt_t4, pt_x):
             pt_t[j],
             pt_t4[j],
             pt_x[j],
+            local,
         )
 
 
@@ -158,20 +176,25 @@ def point_scalars(F, row, q, qd, seg_x, pt_x, out):
 def add_h_sum(F, row, seg_t, pt_t, coeff, out, offset):
     """out[offset + plane a coordinates] += Σ_j coeff[j] h_j through the segments,
     h_j = Σ_{e<E} t_e + t_j: Σ_e t_e C_{>e} + Σ_j coeff_j t_j, C_{>e} = Σ_{segment_j > e} coeff_j
-    (t: :func:`intervals`' vectors, the whole h or its quartic part)."""
+    (t: :func:`intervals`' vectors, the whole h or its quartic part). The points' Σ coeff_j t_j
+    is summed per segment (the points are in segment order) and scattered once per segment."""
     S, Q = row.fs_segments, row.fs_points
     oE = row.o_fs_segment
+    width = pt_t.shape[1]
     per_segment = np.zeros(S)
+    local = np.zeros((S, width))
     for j in range(Q):
-        per_segment[int(F[oE + j])] += coeff[j]
+        E = int(F[oE + j])
+        per_segment[E] += coeff[j]
+        if coeff[j] != 0.0:
+            for x in range(width):
+                local[E, x] += coeff[j] * pt_t[j, x]
     later = 0.0  # C_{>e}, built from the last segment down
     for e in range(S - 1, -1, -1):
         if later != 0.0:
             _scatter(F, row, e, seg_t[e], later, out, offset)
+        _scatter(F, row, e, local[e], 1.0, out, offset)
         later += per_segment[e]
-    for j in range(Q):
-        if coeff[j] != 0.0:
-            _scatter(F, row, int(F[oE + j]), pt_t[j], coeff[j], out, offset)
 
 
 @kernel
@@ -200,18 +223,32 @@ def add_phi_sum(F, row, coeff, plane, out, offset):
 def add_h_gram(F, row, seg_t, pt_t, M, offset):
     """M[offset + δ, offset + δ] += Σ_j μ_j h_j h_jᵀ (every plane pair), by the running prefix
     P_E = Σ_{e<E} t_e: Σ_E [m_E P Pᵀ + P c_Eᵀ + c_E Pᵀ] + Σ_j μ_j t_j t_jᵀ with c_E = Σ_{j∈E} μ_j t_j,
-    m_E = Σ_{j∈E} μ_j, and m_E P Pᵀ summed as Σ_e M_{>e}(t_e t_eᵀ + t_e Pᵀ + P t_eᵀ)."""
+    m_E = Σ_{j∈E} μ_j, and m_E P Pᵀ summed as Σ_e M_{>e}(t_e t_eᵀ + t_e Pᵀ + P t_eᵀ); c_E and
+    Σ_{j∈E} μ_j t_j t_jᵀ summed on the segment's support first, then scattered once."""
     S, Q, m = row.fs_segments, row.fs_points, row.m
     oE, oM = row.o_fs_segment, row.o_fs_mass
+    width = pt_t.shape[1]
     P = np.zeros(m)  # running prefix Σ_{e<E} t_e (all planes)
     c = np.zeros((S, m))  # c_E (scattered)
     mass_in = np.zeros(S)
-    for j in range(Q):
-        E = int(F[oE + j])
-        mu = F[oM + j]
-        mass_in[E] += mu
-        _scatter(F, row, E, pt_t[j], mu, c[E], int(0))
-        _add_local_outer(F, row, E, pt_t[j], mu, M, offset)
+    local = np.zeros((S, width))  # c_E on the support
+    outer = np.zeros((width, width))  # Σ_{j∈E} μ_j t_j t_jᵀ on the support
+    j = 0
+    for E in range(S):
+        for x in range(width):
+            for y in range(width):
+                outer[x, y] = 0.0
+        while j < Q and int(F[oE + j]) == E:
+            mu = F[oM + j]
+            mass_in[E] += mu
+            for x in range(width):
+                weighted = mu * pt_t[j, x]
+                local[E, x] += weighted
+                for y in range(width):
+                    outer[x, y] += weighted * pt_t[j, y]
+            j += 1
+        _scatter(F, row, E, local[E], 1.0, c[E], int(0))
+        _add_local_block(F, row, E, outer, M, offset)
     beyond = np.zeros(S)  # M_{>e}
     for e in range(S - 2, -1, -1):
         beyond[e] = beyond[e + 1] + mass_in[e + 1]
@@ -241,28 +278,17 @@ def add_h_gram(F, row, seg_t, pt_t, M, offset):
 
 
 @kernel
-def _add_local_outer(F, row, E, local, mu, M, offset):
-    """M[offset + x, offset + y] += μ l_x l_y over the support of segment E (every plane) for
-    l = local (a k + s layout)."""
+def _add_local_block(F, row, E, block, M, offset):
+    """M[offset + x, offset + y] += block[a k + s, b k + t] over the support of segment E (every
+    plane pair; a padded entry's rows and columns are zero: its slopes are)."""
     k, n = row.fs_width, row.m // row.planes
-    oS = row.o_fs_support
+    oS = row.o_fs_support + E * k
     for a in range(row.planes):
         for s in range(k):
-            if _padded(F, oS + E * k, s):
-                continue
-            x = a * n + int(F[oS + E * k + s])
+            x = a * n + int(F[oS + s])
             for b in range(row.planes):
                 for t in range(k):
-                    if _padded(F, oS + E * k, t):
-                        continue
-                    y = b * n + int(F[oS + E * k + t])
-                    M[offset + x, offset + y] += mu * local[a * k + s] * local[b * k + t]
-
-
-@kernel(inline="always")
-def _padded(F, start, s):
-    """Whether entry s of a support (at F[start:]) is padding: it repeats the one before."""
-    return s > 0 and F[start + s] == F[start + s - 1]
+                    M[offset + x, offset + b * n + int(F[oS + t])] += block[a * k + s, b * k + t]
 
 
 @kernel
