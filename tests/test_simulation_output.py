@@ -18,7 +18,9 @@ from amm import AssumedModesModel
 from core.analysis.simulation import prescribed_motion, simulate
 from core.analysis.trajectories import Cycloidal, SpinUp
 from core.arm import Arm, Link
-from core.arm.presets import one_flexible_link, rrp_translating
+from core.arm.presets import azimuth_elevation, lumped_two_link, one_flexible_link, rrp_translating
+from fem import FiniteElementModel
+from fem.segments import FiniteSegmentModel
 
 ROWS = 11
 
@@ -64,18 +66,34 @@ def _one_link():
 def test_a_free_row_costs_one_mass_matrix_and_no_per_row_kinematics():
     model, q0 = _one_link()
     counter = Counted(
-        model, ["mass_matrix", "forward_dynamics", "kinetic_energy", "tip_position", "tip_positions"]
+        model,
+        [
+            "mass_matrix",
+            "forward_dynamics",
+            "kinetic_energy",
+            "tip_position",
+            "tip_positions",
+            "potential_energy",
+            "potential_energies",
+            "tip_deflections",
+            "tip_deflection_rows",
+        ],
     )
     times = np.linspace(0.0, 0.05, ROWS)
     frame = simulate(model, (0.0, 0.05), q0, method="DOP853", t_eval=times)
     assert len(frame) == ROWS
-    # The compiled right-hand side needs no mass matrix: every call is a row's kinetic energy.
+    # The compiled right-hand side needs no mass matrix: every call is a row's kinetic energy;
+    # tip positions, potential energies and tip deflections are one batch each.
     assert counter.calls == {
         "mass_matrix": ROWS,
         "forward_dynamics": 0,
         "kinetic_energy": 0,
         "tip_position": 0,
         "tip_positions": 1,
+        "potential_energy": 0,
+        "potential_energies": 1,
+        "tip_deflections": 0,
+        "tip_deflection_rows": 1,
     }
 
 
@@ -97,7 +115,7 @@ def test_free_rows_equal_the_per_row_primitives():
     )
     Q = frame[list(model.coordinates)].to_numpy()
     QD = frame[[f"{c}_dot" for c in model.coordinates]].to_numpy()
-    tau, qdd, kinetic, potential, tips = [], [], [], [], []
+    tau, qdd, kinetic, potential, tips, deflections = [], [], [], [], [], []
     for t, q, qd in zip(frame["time"], Q, QD, strict=True):
         reference = trajectory.evaluate(t)
         tau.append(controller(t, q, qd, model, reference))
@@ -105,12 +123,42 @@ def test_free_rows_equal_the_per_row_primitives():
         kinetic.append(model.kinetic_energy(q, qd))
         potential.append(model.potential_energy(q))
         tips.append(model.tip_position(q))
+        deflections.append(model.tip_deflections(q)["tip_w1"])
     _close(frame[["tau1"]], np.array(tau))
     _close(frame[["theta1_ddot"]], np.array(qdd))
     _close(frame["kinetic"], kinetic)
     _close(frame["potential"], potential)
     _close(frame[["tip_x", "tip_y", "tip_z"]], np.array(tips))
+    _close(frame["tip_w1"], deflections)
     _close(frame["theta1_ref"], [trajectory.evaluate(t)[0][0] for t in frame["time"]])
+
+
+def _batched_models():
+    """Each path of the batched row values: constant K under gravity (AMM, FEM; a spatial arm
+    with out-of-plane deflections), K and tip values that follow a translating link's free
+    length (the per-row fallback), and the generic per-row default (segments)."""
+    yield AssumedModesModel(lumped_two_link(), shape="clamped-mass", modes=2)
+    yield FiniteElementModel(azimuth_elevation(), elements=2)
+    yield AssumedModesModel(rrp_translating(), shape="clamped-mass", modes=2, tracker="root")
+    yield FiniteSegmentModel(lumped_two_link(), segments=3)
+
+
+def test_batched_potential_energies_and_tip_deflections_equal_the_per_row_ones():
+    """``potential_energies`` and ``tip_deflection_rows`` of a batch against ``potential_energy``
+    and ``tip_deflections`` row by row: 1e-12 of each column's largest magnitude (the batch only
+    sums in another order; translating links checked at free lengths 0.4–1.2 m)."""
+    rng = np.random.default_rng(7)
+    for model in _batched_models():
+        Q = np.tile(model.home(), (5, 1))
+        Q[:, model.n_joints :] = rng.uniform(-0.02, 0.02, (5, model.n_dof - model.n_joints))
+        Q[:, : model.n_joints] += rng.uniform(-0.5, 0.5, (5, model.n_joints))
+        for number in model.arm.translating_links:
+            Q[:, number - 1] = rng.uniform(0.4, 1.2, 5)
+        _close(model.potential_energies(Q), [model.potential_energy(q) for q in Q])
+        rows = model.tip_deflection_rows(Q)
+        assert rows, type(model).__name__  # every model here has a flexible link
+        for name, values in rows.items():
+            _close(values, [model.tip_deflections(q)[name] for q in Q])
 
 
 def _spin_up_beam():

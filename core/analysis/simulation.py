@@ -566,19 +566,23 @@ class _Run:
             states = np.vstack([full, states[2 * n_f :]])
         return times, states, stopped_at
 
-    def row(self, t: float, q: np.ndarray, qd: np.ndarray, reference) -> tuple[np.ndarray, np.ndarray, float]:
-        """(τ, q̈, kinetic energy) of an output row; ``reference`` is the trajectory's at t (or None).
-        The right-hand side the integrator used (one compiled call where the model has one;
-        the same q̈ as :meth:`Model.forward_dynamics <core.dynamics.model.Model.forward_dynamics>`
-        with the run's solver, to round-off) and one mass matrix; a prescribed row: one call of
-        the model's :meth:`~core.dynamics.model.Model.prescribed_function`, kinetic energy included."""
+    def row(
+        self, t: float, q: np.ndarray, qd: np.ndarray, reference
+    ) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """(τ, q̈, kinetic energy, input power q̇ᵀBτ) of an output row; ``reference`` is the
+        trajectory's at t (or None). The right-hand side the integrator used (one compiled call
+        where the model has one; the same q̈ as :meth:`Model.forward_dynamics
+        <core.dynamics.model.Model.forward_dynamics>` with the run's solver, to round-off; the
+        input power is its rate of ``work_input``) and one mass matrix; a prescribed row: one
+        call of the model's :meth:`~core.dynamics.model.Model.prescribed_function`, kinetic
+        energy and powers included."""
         if self.prescribed:
-            qdd, tau, _, kinetic = self.prescribe(q, qd, reference[2])
-            return tau, qdd, kinetic
+            qdd, tau, powers, kinetic = self.prescribe(q, qd, reference[2])
+            return tau, qdd, kinetic, float(powers[0])
         n = self.n
         tau = self.inputs(t, q, qd, reference)
-        qdd = self.rates(np.concatenate([q, qd, (0.0, 0.0)]), tau)[n : 2 * n]
-        return tau, qdd, float(0.5 * qd @ self.model.mass_matrix(q) @ qd)
+        motion = self.rates(np.concatenate([q, qd, (0.0, 0.0)]), tau)
+        return tau, motion[n : 2 * n], float(0.5 * qd @ self.model.mass_matrix(q) @ qd), float(motion[2 * n])
 
     def warn_extension_speeds(self) -> None:
         """:func:`warn_extension_speeds` with the largest ratios the right-hand sides saw."""
@@ -692,12 +696,12 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, run: _Run, traje
     """One row per state column x = (q, q̇, a, W_in, W_diss) of ``states`` (a: the ``run.m``
     auxiliary states), every quantity of a row evaluated inside ``with model.auxiliary(a):``.
 
-    Per row only what needs the model at that state: :meth:`_Run.row` (τ, q̈ and the kinetic
-    energy: one forward dynamics and one mass matrix), the potential energy, B and the tip
-    deflections; the tip positions of all rows are one batch (:meth:`Model.tip_positions
-    <core.dynamics.model.Model.tip_positions>`; per row with auxiliary states, which they
-    see), the references are those :meth:`_Run.outputs` evaluated, and the columns are
-    built as arrays."""
+    Per row only what needs the model at that state: :meth:`_Run.row` (τ, q̈, the kinetic
+    energy and the input power: one forward dynamics and one mass matrix); the tip positions, potential
+    energies and tip deflections of all rows are one batch each (:meth:`Model.tip_positions
+    <core.dynamics.model.Model.tip_positions>`, ``potential_energies``,
+    ``tip_deflection_rows``; per row with auxiliary states, which they see), the references
+    are those :meth:`_Run.outputs` evaluated, and the columns are built as arrays."""
     import pandas as pd
 
     n, m, n_joints, count = model.n_dof, run.m, model.n_joints, times.size
@@ -712,16 +716,17 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, run: _Run, traje
     no_context = contextlib.nullcontext()
     for k, (t, q, qd, reference) in enumerate(zip(times, Q, QD, references, strict=True)):
         with model.auxiliary(states[2 * n : 2 * n + m, k]) if m else no_context:
-            tau[k], qdd_k, kinetic[k] = run.row(t, q, qd, reference)
+            tau[k], qdd_k, kinetic[k], power[k] = run.row(t, q, qd, reference)
             qdd[k] = qdd_k[:n_joints]
-            potential[k] = model.potential_energy(q)
-            power[k] = qd @ model.input_matrix(q) @ tau[k]
-            for name, value in model.tip_deflections(q).items():
-                deflections.setdefault(name, np.zeros(count))[k] = value
             if m:
+                potential[k] = model.potential_energy(q)
+                for name, value in model.tip_deflections(q).items():
+                    deflections.setdefault(name, np.zeros(count))[k] = value
                 tips[k] = model.tip_position(q)
     if not m:
         tips = model.tip_positions(Q) if count else np.zeros((0, 3))
+        if count:
+            potential, deflections = model.potential_energies(Q), model.tip_deflection_rows(Q)
     columns: dict[str, Any] = {"time": np.asarray(times, dtype=float)}
     columns.update(zip(names, Q.T, strict=True))
     columns.update({f"{name}_dot": v for name, v in zip(names, QD.T, strict=True)})

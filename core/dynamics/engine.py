@@ -561,6 +561,17 @@ class ChainModel(Model):
         q = np.asarray(q, dtype=float)
         return float(0.5 * q @ self.stiffness_matrix(q) @ q) + oracle.gravity_potential(self, q)
 
+    def potential_energies(self, Q) -> np.ndarray:
+        """As :meth:`Model.potential_energies`; with a constant K the elastic part of every row
+        is one product, and without gravity it is all."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        if self._unit_stiffness:  # K depends on the free lengths
+            return super().potential_energies(Q)
+        elastic = 0.5 * np.einsum("bi,ij,bj->b", Q, self._K, Q)
+        if not np.any(self.arm.gravity):
+            return elastic
+        return elastic + np.array([oracle.gravity_potential(self, q) for q in Q])
+
     def point_position(self, link: int, s: float, q) -> np.ndarray:
         link = check.link_number(link, self.arm.n_links)
         description = self.arm.links[link - 1]
@@ -622,15 +633,21 @@ class ChainModel(Model):
         return out
 
     def tip_deflections(self, q) -> dict[str, float]:
-        q = np.asarray(q, dtype=float)
+        rows = self.tip_deflection_rows(np.asarray(q, dtype=float)[None])
+        return {name: float(values[0]) for name, values in rows.items()}
+
+    def tip_deflection_rows(self, Q) -> dict[str, np.ndarray]:
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
         out = {}
         for number, columns in self.flex_columns.items():
             body, tip = self.bodies[number], self.bases[number].tip_value
             if number in self.translating and body.following is not None:
-                tip = body.following.taylor(float(self._free_length(q, number)), order=0)["tip_value"][0]
-            out[f"tip_w{number}"] = float(tip @ body.plane(q[columns], 0))
+                free = (float(self._free_length(q, number)) for q in Q)
+                tip = np.array([body.following.taylor(l, order=0)["tip_value"][0] for l in free])
+            delta = Q[:, columns]
+            out[f"tip_w{number}"] = np.sum(tip * body.plane(delta, 0), axis=-1)
             if body.planes == 2:
-                out[f"tip_v{number}"] = float(tip @ body.plane(q[columns], 1))
+                out[f"tip_v{number}"] = np.sum(tip * body.plane(delta, 1), axis=-1)
         return out
 
     def tip_position(self, q) -> np.ndarray:

@@ -327,6 +327,21 @@ class Model(ABC):
         (``tip_w<i>`` in-plane, ``tip_v<i>`` out-of-plane); none by default."""
         return {}
 
+    def tip_deflection_rows(self, Q) -> dict[str, np.ndarray]:
+        """:meth:`tip_deflections` at every configuration of ``Q`` (B, n_dof), each name's (B,)
+        values; a backend may evaluate them in one batch."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        rows = [self.tip_deflections(q) for q in Q]
+        return {
+            name: np.array([row[name] for row in rows], dtype=float) for name in (rows[0] if rows else {})
+        }
+
+    def potential_energies(self, Q) -> np.ndarray:
+        """:meth:`potential_energy` at every configuration of ``Q`` (B, n_dof), shape (B,); a
+        backend may evaluate them in one batch."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        return np.array([self.potential_energy(q) for q in Q], dtype=float).reshape(Q.shape[0])
+
     # -- auxiliary states ---------------------------------------------------
     @property
     def auxiliary_names(self) -> tuple[str, ...]:
