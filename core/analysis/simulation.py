@@ -697,11 +697,12 @@ def _frame(model: Model, times: np.ndarray, states: np.ndarray, run: _Run, traje
     auxiliary states), every quantity of a row evaluated inside ``with model.auxiliary(a):``.
 
     Per row only what needs the model at that state: :meth:`_Run.row` (τ, q̈, the kinetic
-    energy and the input power: one forward dynamics and one mass matrix); the tip positions, potential
-    energies and tip deflections of all rows are one batch each (:meth:`Model.tip_positions
-    <core.dynamics.model.Model.tip_positions>`, ``potential_energies``,
-    ``tip_deflection_rows``; per row with auxiliary states, which they see), the references
-    are those :meth:`_Run.outputs` evaluated, and the columns are built as arrays."""
+    energy and the input power: one forward dynamics and one mass matrix); the tip positions,
+    potential energies and tip deflections of all rows are one batch each
+    (:meth:`Model.tip_positions <core.dynamics.model.Model.tip_positions>`,
+    ``potential_energies``, ``tip_deflection_rows``; per row with auxiliary states, which they
+    see), the references are those :meth:`_Run.outputs` evaluated, and the columns are built
+    as arrays."""
     import pandas as pd
 
     n, m, n_joints, count = model.n_dof, run.m, model.n_joints, times.size

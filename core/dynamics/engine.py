@@ -567,7 +567,7 @@ class ChainModel(Model):
         Q = np.atleast_2d(np.asarray(Q, dtype=float))
         if self._unit_stiffness:  # K depends on the free lengths
             return super().potential_energies(Q)
-        elastic = 0.5 * np.einsum("bi,ij,bj->b", Q, self._K, Q)
+        elastic = 0.5 * np.sum((Q @ self._K) * Q, axis=1)  # one BLAS product for all rows
         if not np.any(self.arm.gravity):
             return elastic
         return elastic + np.array([oracle.gravity_potential(self, q) for q in Q])
