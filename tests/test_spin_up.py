@@ -250,6 +250,21 @@ def test_prescribed_motion_names_bad_input(compiled):
         prescribed_motion(model, q, qd, np.array([np.inf, 0.0]))
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_a_singular_prescribed_system_is_named(compiled, monkeypatch):
+    """When [M_:f −B] is singular no joint inputs realise the prescribed accelerations: the
+    compiled call and the generic one both raise LinAlgError saying so. No arm of massive links
+    gives it (M_ff is positive definite), so the input matrix is made zero here: no joint input
+    acts, and the system's last n_joints columns vanish."""
+    model = FiniteElementModel(PRESETS["lumped-two-link"](), elements=2, compiled=compiled)
+    monkeypatch.setattr(model, "input_matrix", lambda q: np.zeros((model.n_dof, model.n_joints)))
+    function = model.prescribed_function()
+    assert getattr(function, "__qualname__", "").startswith("CompiledChain") == compiled
+    q, qd, qdd = model.home(), np.zeros(model.n_dof), np.ones(model.n_joints)
+    with pytest.raises(np.linalg.LinAlgError, match=r"\[M_qf  -B\] is singular, no joint inputs"):
+        prescribed_motion(model, q, qd, qdd)
+
+
 def test_prescribed_simulation_follows_the_trajectory_and_closes_the_energy_balance():
     """Two flexible links with geometric stiffening under gravity, both joints prescribed along a
     cycloidal motion: the joints are the trajectory's at every output time (exactly: they are
