@@ -104,12 +104,7 @@ class LinearFlexible:
         series = self.table.series
         if self.table.reason is not None or series is None:
             raise ValueError(f"the table must be tabulated on its whole span: {self.table.reason}")
-        panels = series.coefficients
-        coefficients = np.zeros((len(panels), max(c.shape[0] for c in panels), self.scales.size))
-        for i, c in enumerate(panels):
-            coefficients[i, : c.shape[0]] = c
-        lengths = np.array([c.shape[0] for c in panels], dtype=np.int64)
-        packed = (np.array(series.edges), coefficients, lengths, np.asarray(self.scales, dtype=float))
+        packed = (*series.packed(), np.asarray(self.scales, dtype=float))
         object.__setattr__(self, "_packed", packed)
         object.__setattr__(self, "_kernels", (linear_rates, linear_jacobian))
 

@@ -115,6 +115,26 @@ class TimeTable:
                 return value
         return np.asarray(self.function(t), dtype=float)
 
+    def compiled(self) -> Callable[[float], np.ndarray]:
+        """A reader of the same values as this table's call: one compiled read of the series
+        (:func:`core.dynamics.compiled.series.series_value`, ~0.9 µs against ~2.6 µs) inside the
+        span when every panel is tabulated, the direct evaluation outside it; the table itself
+        when some panel is not. Loads numba (a run that integrates has it already)."""
+        if self.series is None or not all(panel is not None for panel in self.panels):
+            return self
+        from core.dynamics.compiled.series import series_value
+
+        edges, coefficients, lengths = self.series.packed()
+        scales = np.ones(coefficients.shape[2])
+        t0, t1 = float(edges[0]), float(edges[-1])
+
+        def read(t: float) -> np.ndarray:
+            if t0 <= t <= t1:
+                return series_value(edges, coefficients, lengths, scales, float(t))
+            return np.asarray(self.function(t), dtype=float)
+
+        return read
+
 
 def tabulate(
     function: Callable[[float], np.ndarray],

@@ -98,6 +98,19 @@ class PiecewiseChebyshev:
         orders = tuple(None if c is None else np.arange(c.shape[0], dtype=float) for c in self.coefficients)
         object.__setattr__(self, "orders", orders)
 
+    def packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(edges (panels + 1,), coefficients (panels, length, P) zero-padded, lengths (panels,)
+        int64): the arrays a compiled reader takes (:func:`core.dynamics.compiled.series.
+        series_value`). ValueError if a panel failed (its coefficients are None)."""
+        panels = self.coefficients
+        if any(c is None for c in panels):
+            raise ValueError("a panel without coefficients cannot be packed (it is evaluated directly)")
+        coefficients = np.zeros((len(panels), max(c.shape[0] for c in panels), panels[0].shape[1]))
+        for i, c in enumerate(panels):
+            coefficients[i, : c.shape[0]] = c
+        lengths = np.array([c.shape[0] for c in panels], dtype=np.int64)
+        return np.array(self.edges), coefficients, lengths
+
     def __call__(self, x: float) -> np.ndarray | None:
         """The series at ``x`` (P,), or None outside the breaks or on a panel that failed."""
         edges = self.edges
