@@ -100,8 +100,9 @@ class PiecewiseChebyshev:
 
     def packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(edges (panels + 1,), coefficients (panels, length, P) zero-padded, lengths (panels,)
-        int64): the arrays a compiled reader takes (:func:`core.dynamics.compiled.series.
-        series_value`). ValueError if a panel failed (its coefficients are None)."""
+        int64): the arrays a compiled reader takes
+        (:func:`core.dynamics.compiled.series.series_value`). ValueError if a panel failed (its
+        coefficients are None)."""
         panels = self.coefficients
         if any(c is None for c in panels):
             raise ValueError("a panel without coefficients cannot be packed (it is evaluated directly)")
