@@ -70,6 +70,9 @@ class FeedForward:
     #: The table of :meth:`for_run` (its tolerance, cost and, where it evaluates directly,
     #: ``table.reason``), else None.
     table: TimeTable | None = None
+    #: The table packed for a compiled reader within its span (``TimeTable.compiled``'s
+    #: ``series``; :func:`core.analysis.explicit.input_series`), else None.
+    series: tuple | None = None
     #: Built from a config (:meth:`from_config`: the rigid inverse dynamics) it follows a
     #: reference trajectory, so a study without one is refused before any case runs.
     tracks_trajectory: ClassVar[bool] = True
@@ -105,7 +108,10 @@ class FeedForward:
 
         table = tabulate(inverse_dynamics, t_span)
         read = table.compiled()
-        return FeedForward(lambda t, reference: read(t), rigid, reads_reference=False, table=table)
+        series = getattr(read, "series", None)
+        return FeedForward(
+            lambda t, reference: read(t), rigid, reads_reference=False, table=table, series=series
+        )
 
     @classmethod
     def from_config(

@@ -1,7 +1,9 @@
 """Time simulation of a model under a controller (docs/MODEL.md, Analyses).
 
 :func:`simulate` integrates M q̈ = B(τ + τ_c) − C q̇ − D q̇ − K q − G with
-``scipy.integrate.solve_ivp`` and returns a tidy :class:`pandas.DataFrame`.
+``scipy.integrate.solve_ivp`` (or, for a DOP853 run with an open-loop input on a compiled
+right-hand side, the same steps in compiled code: :mod:`core.analysis.explicit`) and returns a
+tidy :class:`pandas.DataFrame`.
 Each right-hand side is the trajectory, the controller and one
 :meth:`~core.dynamics.model.Model.rates_function` call (on the compiled chain a single
 compiled kernel: ~45 µs per right-hand side of the 15-DOF space arm, of which
@@ -70,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.analysis import explicit
 from core.analysis.assumptions import (  # noqa: F401  (AssumptionWarning, EXTENSION_SPEED_LIMIT: re-exported)
     EXTENSION_SPEED_LIMIT,
     AssumptionWarning,
@@ -168,7 +171,8 @@ class SimulationOptions:
     -----
     progress : callable, optional
         ``progress(t)`` with the time an evaluation has reached [s], once per right-hand
-        side (throttle it yourself; :func:`studies.progress.throttled`).
+        side (throttle it yourself; :func:`studies.progress.throttled`); on the compiled
+        DOP853 path (:mod:`core.analysis.explicit`) once per chunk of steps.
     deflection_limit : float, optional
         Stop when the tip deflection of a flexible link reaches this magnitude [m] (a
         diverging run, e.g. a spinning beam without geometric stiffening, stops there
@@ -238,7 +242,8 @@ def simulate(
         ``kinetic``, ``potential``,
         ``energy`` [J]; ``input_power`` [W]; ``work_input``,
         ``work_dissipated``, ``energy_balance_error`` [J]. ``frame.attrs``
-        holds the cost: ``nfev``, ``njev``, ``nlu``, ``wall_time``, and
+        holds the cost: ``nfev``, ``njev``, ``nlu``, ``wall_time``, ``integrator`` (``"scipy
+        solve_ivp"`` or ``"compiled DOP853"``), and
         ``method`` (the one used), ``method_reason`` (``"given"``, or why ``"auto"`` took it),
         ``stiffness`` (``"auto"``: the estimate of
         :func:`~core.analysis.method_choice.stiffness_estimate` it decided on,
@@ -276,6 +281,7 @@ def simulate(
         njev=int(solution.njev),
         nlu=int(solution.nlu),
         wall_time=wall,
+        integrator=run.integrator,
         method=settings.method,
         method_reason=reason,
         stiffness=stiffness,
@@ -323,6 +329,8 @@ class _Run:
         #: The trajectory's (q_d, q̇_d, q̈_d) at every output time (:meth:`outputs`), or None.
         self.references: list | None = None
         self.reads_reference = True  # the controller reads its reference: evaluate the trajectory
+        #: Which integrator ran (``frame.attrs["integrator"]``): SciPy's, or the compiled DOP853.
+        self.integrator = "scipy solve_ivp"
 
     def prepare_controller(self, t0: float, t1: float) -> None:
         """The controller's ``for_run(trajectory, (t0, t1))`` where it has one (:mod:`core.analysis.controllers`)."""
@@ -529,6 +537,18 @@ class _Run:
 
         options = self.options
         rhs = self.right_hand_side()
+        compiled = self.compiled_explicit(t0, t1)
+        if compiled is not None:
+            self.integrator = "compiled DOP853"
+            n = self.n
+
+            def failed(t: float, x: np.ndarray) -> None:  # raises, naming a non-finite coordinate
+                self.rates(x, self.inputs(t, x[:n], x[n : 2 * n]))
+
+            return explicit.dop853(
+                *compiled, (t0, t1), x0, rtol=options.rtol, atol=options.atol, t_eval=options.t_eval,
+                progress=options.progress, failed=failed,
+            )  # fmt: skip
         settings: dict[str, Any] = {"method": options.method, "rtol": options.rtol, "atol": options.atol}
         if options.method == "Gauss":
             from core.numerics.gauss_collocation import GaussLegendre
@@ -540,6 +560,16 @@ class _Run:
         if options.deflection_limit is not None:
             settings["events"] = [self.deflection_event(t0, x0)]
         return solve_ivp(rhs, (t0, t1), x0, t_eval=options.t_eval, **settings)
+
+    def compiled_explicit(self, t0: float, t1: float) -> tuple | None:
+        """(kernel arguments, input series) of :func:`core.analysis.explicit.dop853` when this
+        run can take it (a DOP853 run on one compiled right-hand side with an open-loop input
+        and no terminal event: :mod:`core.analysis.explicit`), else None."""
+        arguments = getattr(self.rates, "kernel_arguments", None)
+        if self.options.method != "DOP853" or self.options.deflection_limit is not None or arguments is None:
+            return None
+        series = explicit.input_series(self.controller, (t0, t1))
+        return None if series is None else (arguments, series)
 
     def outputs(self, solution) -> tuple[np.ndarray, np.ndarray, float | None]:
         """(times, full states (q, q̇, a, W) per column, the time the deflection limit stopped the run)."""

@@ -130,6 +130,8 @@ class CompiledChain:
             return call(rates_jacobian, x, tau)
 
         state_rates.jacobian = jacobian
+        #: What :func:`~.explicit.dop853` calls the kernel with (a run without Python per stage).
+        state_rates.kernel_arguments = (table, buffer, smax, constants)
         return state_rates
 
     def prescribed_function(self, applied_with_elastic, input_matrix, check):

@@ -1,0 +1,173 @@
+"""The compiled explicit path of :func:`~core.analysis.simulation.simulate`: a DOP853 run whose
+every stage is compiled (:func:`core.dynamics.compiled.explicit.dop853`), taken where nothing
+in the run needs Python between right-hand sides.
+
+That is a run of ``method="DOP853"`` (given, or taken by ``"auto"``) on a model whose
+right-hand side is one compiled call (:meth:`Model.rates_function
+<core.dynamics.model.Model.rates_function>` with ``kernel_arguments``: the compiled chain
+without translating links or auxiliary states), whose input is open loop and readable in
+compiled code (:func:`input_series`: none, or a feed-forward table), without a
+``deflection_limit`` (a terminal event). Every other run goes through ``solve_ivp``;
+``frame.attrs["integrator"]`` says which ran. The steps are SciPy's (the same controller, error
+norm, first step and dense output); ``progress`` is called between chunks of
+:data:`CHUNK` steps rather than per right-hand side.
+
+Measured (2026-11-27, 2-core AMD EPYC, one BLAS thread, process time, warm caches): the
+space-arm maneuver's AMM case (10 s at rtol 1e-7, feed-forward, 109 001 right-hand sides) takes
+1.18 s against 2.26 s with ``solve_ivp`` — ~10.8 against ~20.7 µs per right-hand side, of which
+the kernel is ~10 µs; the whole ``space-arm-maneuver`` example 12.0 → 8.2 CPU s. Loading the
+compiled loop costs a process ~0.1 s more than loading the kernels alone.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Accepted steps per compiled call: progress is reported between calls (~6 000 right-hand sides,
+#: ~0.06 s of the space arm).
+CHUNK = 500
+#: solve_ivp's messages, reused so that a frame reads the same whichever integrator ran.
+FINISHED_MESSAGE = "The solver successfully reached the end of the integration interval."
+TOO_SMALL_MESSAGE = "Required step size is less than spacing between numbers."
+#: SciPy's floor on rtol (it warns and raises a smaller one to it): 100 ε.
+RTOL_FLOOR = 100 * np.finfo(float).eps
+
+
+@dataclass
+class Solution:
+    """The fields of ``solve_ivp``'s result that :func:`simulate` reads."""
+
+    t: np.ndarray
+    y: np.ndarray
+    nfev: int
+    status: int
+    message: str
+    njev: int = 0
+    nlu: int = 0
+    t_events: Any = None
+    y_events: Any = None
+
+    @property
+    def success(self) -> bool:
+        return self.status >= 0
+
+
+def _empty_series() -> tuple:
+    return np.zeros(0), np.zeros((0, 0, 0)), np.zeros(0, dtype=np.int64), np.zeros(0)
+
+
+def input_series(controller, t_span: tuple[float, float]) -> tuple | None:
+    """The open-loop input as the compiled loop reads it: an empty series for no controller, a
+    feed-forward's table (``controller.series``: edges, coefficients, lengths, scales) when it
+    covers ``t_span``; None for any other controller (it needs Python per right-hand side)."""
+    if controller is None:
+        return _empty_series()
+    series = getattr(controller, "series", None)
+    if series is None:
+        return None
+    edges = series[0]
+    return series if edges[0] <= t_span[0] and t_span[1] <= edges[-1] else None
+
+
+def dop853(
+    arguments: tuple,
+    series: tuple,
+    t_span: tuple[float, float],
+    x0: np.ndarray,
+    *,
+    rtol: float,
+    atol: float,
+    t_eval=None,
+    progress: Callable[[float], Any] | None = None,
+    failed: Callable[[float, np.ndarray], Any],
+) -> Solution:
+    """DOP853 from x0 over ``t_span`` on the compiled right-hand side ``arguments`` (the
+    ``kernel_arguments`` of a compiled ``rates_function``: table, buffer, smax, (B, D, K,
+    Coulomb, ε, gravity, composite)) with the input ``series`` (:func:`input_series`).
+
+    ``t_eval``: the output times (default: every step, t0 first), checked as ``solve_ivp``
+    checks them; ``progress(t)`` after every :data:`CHUNK` steps; ``failed(t, x)`` is called
+    with the argument of a right-hand side that raised, and must raise (the Python right-hand
+    side re-evaluated there names the cause); if it returns, RuntimeError."""
+    from scipy.integrate._ivp import dop853_coefficients as c  # the tableau, as data
+
+    from core.dynamics.compiled import explicit
+
+    t0, t1 = (float(v) for v in t_span)
+    if rtol < RTOL_FLOOR:
+        warnings.warn(f"rtol {rtol!r} is below 100 ε; setting rtol = {RTOL_FLOOR!r}", stacklevel=3)
+        rtol = RTOL_FLOOR
+    if t_eval is not None:
+        t_eval = np.asarray(t_eval, dtype=float)
+        if t_eval.ndim != 1:
+            raise ValueError("`t_eval` must be 1-dimensional.")
+        if np.any(t_eval < t0) or np.any(t_eval > t1):
+            raise ValueError("Values in `t_eval` are not within `t_span`.")
+        if np.any(np.diff(t_eval) <= 0):
+            raise ValueError("Values in `t_eval` are not properly sorted.")
+    table, buffer, smax, system = arguments
+    tableau = (c.A, c.C, c.B, c.E3, c.E5, c.D)
+    y = np.array(x0, dtype=float)
+    n = y.size
+    K, point = np.zeros((explicit.EXTENDED, n)), np.empty(n)
+    status = np.zeros(7)
+    status[explicit.T] = t0
+    every_step = t_eval is None
+    if every_step:
+        out_t, out_y, grid = np.empty(CHUNK), np.empty((CHUNK, n)), np.zeros(0)
+        times, states = [np.array([t0])], [y[None].copy()]
+    else:
+        out_t, out_y, grid = np.empty(0), np.empty((t_eval.size, n)), t_eval
+    while True:
+        explicit.dop853(
+            table,
+            buffer,
+            smax,
+            system,
+            series,
+            tableau,
+            t1,
+            rtol,
+            atol,
+            grid,
+            status,
+            y,
+            K,
+            point,
+            out_t,
+            out_y,
+            CHUNK,
+        )
+        if every_step:
+            written = int(status[explicit.WRITTEN])
+            times.append(out_t[:written].copy())
+            states.append(out_y[:written].copy())
+        if progress is not None:
+            progress(float(status[explicit.T]))
+        code = status[explicit.CODE]
+        if code == explicit.FAILED:
+            failed(float(status[explicit.POINT_T]), point.copy())
+            raise RuntimeError(
+                f"the compiled right-hand side failed at t = {status[explicit.POINT_T]:.6g} s "
+                "where the Python one did not"
+            )
+        if code != explicit.RUNNING:
+            break
+    if every_step:
+        t_out, y_out = np.concatenate(times), np.concatenate(states)
+    else:
+        reached = int(status[explicit.NEXT])
+        t_out, y_out = t_eval[:reached], out_y[:reached]
+    finished = code == explicit.FINISHED
+    return Solution(
+        t=t_out,
+        y=y_out.T.copy(),
+        nfev=int(status[explicit.NFEV]),
+        status=0 if finished else -1,
+        message=FINISHED_MESSAGE if finished else TOO_SMALL_MESSAGE,
+    )
