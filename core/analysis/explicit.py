@@ -92,8 +92,9 @@ def dop853(
 
     ``t_eval``: the output times (default: every step, t0 first), checked as ``solve_ivp``
     checks them; ``progress(t)`` after every :data:`CHUNK` steps; ``failed(t, x)`` is called
-    with the argument of a right-hand side that raised, and must raise (the Python right-hand
-    side re-evaluated there names the cause); if it returns, RuntimeError."""
+    with the argument of a right-hand side that raised (the Python right-hand side evaluated
+    there raises the same error with the cause named); if it returns, the kernel's own error
+    propagates."""
     from scipy.integrate._ivp import dop853_coefficients as c  # the tableau, as data
 
     from core.dynamics.compiled import explicit
@@ -123,26 +124,13 @@ def dop853(
         times, states = [np.array([t0])], [y[None].copy()]
     else:
         out_t, out_y, grid = np.empty(0), np.empty((t_eval.size, n)), t_eval
+    arguments = (table, buffer, smax, system, series, tableau, t1, rtol, atol, grid, status, y, K, point)
     while True:
-        explicit.dop853(
-            table,
-            buffer,
-            smax,
-            system,
-            series,
-            tableau,
-            t1,
-            rtol,
-            atol,
-            grid,
-            status,
-            y,
-            K,
-            point,
-            out_t,
-            out_y,
-            CHUNK,
-        )
+        try:
+            explicit.dop853(*arguments, out_t, out_y, CHUNK)
+        except Exception:  # the kernel's error, named by the Python right-hand side where it can
+            failed(float(status[explicit.POINT_T]), point.copy())
+            raise
         if every_step:
             written = int(status[explicit.WRITTEN])
             times.append(out_t[:written].copy())
@@ -150,12 +138,6 @@ def dop853(
         if progress is not None:
             progress(float(status[explicit.T]))
         code = status[explicit.CODE]
-        if code == explicit.FAILED:
-            failed(float(status[explicit.POINT_T]), point.copy())
-            raise RuntimeError(
-                f"the compiled right-hand side failed at t = {status[explicit.POINT_T]:.6g} s "
-                "where the Python one did not"
-            )
         if code != explicit.RUNNING:
             break
     if every_step:

@@ -29,18 +29,18 @@ from core.dynamics.compiled.jit import kernel
 from core.dynamics.compiled.series import series_value
 
 #: ``status`` entries: the time reached, the next step's size, the right-hand sides so far, the
-#: outcome (:data:`RUNNING`, :data:`FINISHED`, :data:`TOO_SMALL`, :data:`FAILED`), the next
-#: output time's index, the outputs written in this call, and the time of the last right-hand
-#: side's argument (``point``: what a :data:`FAILED` right-hand side was evaluated at).
+#: outcome (:data:`RUNNING`, :data:`FINISHED`, :data:`TOO_SMALL`), the next output time's index,
+#: the outputs written in this call, and the time of the last right-hand side's argument
+#: (``point``: where a right-hand side that raised was evaluated; the exception propagates).
 T, H, NFEV, CODE, NEXT, WRITTEN, POINT_T = range(7)
-RUNNING, FINISHED, TOO_SMALL, FAILED = 0.0, 1.0, -1.0, -2.0
+RUNNING, FINISHED, TOO_SMALL = 0.0, 1.0, -1.0
 #: The step-size controller (SciPy's, for a method whose error estimate has order 7).
 SAFETY, MIN_FACTOR, MAX_FACTOR, EXPONENT = 0.9, 0.2, 10.0, -1.0 / 8.0
 #: Stages of a step (the last is the new point's derivative) and of the dense output.
 STAGES, EXTENDED = 12, 16
 
 
-@kernel
+@kernel(inline="always")
 def right_hand_side(table, F, smax, system, feed, t, x, out):
     """out = ẋ(t, x) of :func:`~.algorithms.rates` with the open-loop input of ``feed``."""
     B, D, K, coulomb, epsilon, gravity, composite = system
@@ -71,7 +71,7 @@ def rms(x, scale):
     return np.sqrt(acc / x.size)
 
 
-@kernel(error_model="numpy")
+@kernel(inline="always", error_model="numpy")
 def dense_coefficients(table, F, smax, system, feed, tableau, t_old, h, y_old, y, K, point, status, out):
     """The 7 rows of the step's interpolant (the extended stages into K[13:16], each argument in
     ``point`` and its time in status[POINT_T])."""
@@ -132,9 +132,13 @@ def dop853(
     Writes the interpolated states at the times ``t_eval`` reached (from status[NEXT]) into
     ``out_y`` rows, or, with an empty ``t_eval``, each accepted step's (t, y) into ``out_t``,
     ``out_y`` (status[WRITTEN] of them). status[CODE]: :data:`FINISHED` at t_bound,
-    :data:`TOO_SMALL` when the step fell below 10 ulp of t, :data:`FAILED` when a right-hand
-    side raised (at (status[POINT_T], ``point``), which every right-hand side reads), else
-    :data:`RUNNING`. y, status[T], status[H] and status[NFEV] follow every accepted step.
+    :data:`TOO_SMALL` when the step fell below 10 ulp of t, else :data:`RUNNING`. y, status[T],
+    status[H] and status[NFEV] follow every accepted step; every right-hand side reads its
+    argument from ``point`` at status[POINT_T], so a caller can evaluate again where one raised.
+
+    The right-hand side and the dense output are inlined here (numba IR): as separate functions
+    each would link and re-optimize the whole :func:`~.algorithms.rates` kernel again on a first
+    run (measured: 43 s of compilation with them separate and a try/except, 15 s inlined).
     """
     A, C, Bw, E3, E5, _ = tableau
     n = y.size
@@ -144,92 +148,89 @@ def dop853(
     code = RUNNING
     dense = np.empty((7, n))
     y_new, y_old = np.empty(n), np.empty(n)
-    try:
-        if nfev == 0:
-            status[POINT_T] = t
-            point[:] = y
-            right_hand_side(table, F, smax, system, feed, t, point, K[0])
-            scale = atol + np.abs(y) * rtol
-            d0, d1 = rms(y, scale), rms(K[0], scale)
-            h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-            h0 = min(h0, t_bound - t)
-            point[:] = y + h0 * K[0]
-            status[POINT_T] = t + h0
-            right_hand_side(table, F, smax, system, feed, t + h0, point, y_new)
-            d2 = rms(y_new - K[0], scale) / h0
-            h1 = max(1e-6, h0 * 1e-3) if d1 <= 1e-15 and d2 <= 1e-15 else (0.01 / max(d1, d2)) ** (1.0 / 8.0)
-            h_abs = min(100 * h0, h1, t_bound - t)
-            nfev = 2
-        taken = 0
-        while taken < steps:
-            if t >= t_bound:
-                code = FINISHED
+    if nfev == 0:
+        status[POINT_T] = t
+        point[:] = y
+        right_hand_side(table, F, smax, system, feed, t, point, K[0])
+        scale = atol + np.abs(y) * rtol
+        d0, d1 = rms(y, scale), rms(K[0], scale)
+        h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+        h0 = min(h0, t_bound - t)
+        point[:] = y + h0 * K[0]
+        status[POINT_T] = t + h0
+        right_hand_side(table, F, smax, system, feed, t + h0, point, y_new)
+        d2 = rms(y_new - K[0], scale) / h0
+        h1 = max(1e-6, h0 * 1e-3) if d1 <= 1e-15 and d2 <= 1e-15 else (0.01 / max(d1, d2)) ** (1.0 / 8.0)
+        h_abs = min(100 * h0, h1, t_bound - t)
+        nfev = 2
+    taken = 0
+    while taken < steps:
+        if t >= t_bound:
+            code = FINISHED
+            break
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        h_abs = max(h_abs, min_step)
+        rejected = False
+        accepted = False
+        h, t_new = 0.0, t
+        while not accepted:
+            if h_abs < min_step:
+                code = TOO_SMALL
                 break
-            min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-            h_abs = max(h_abs, min_step)
-            rejected = False
-            accepted = False
-            h, t_new = 0.0, t
-            while not accepted:
-                if h_abs < min_step:
-                    code = TOO_SMALL
-                    break
-                t_new = min(t + h_abs, t_bound)
-                h = t_new - t
-                h_abs = abs(h)
-                for s in range(1, STAGES):
-                    stage_point(y, K, A[s], s, h, point)
-                    status[POINT_T] = t + C[s] * h
-                    right_hand_side(table, F, smax, system, feed, t + C[s] * h, point, K[s])
-                for i in range(n):
-                    acc = 0.0
-                    for j in range(STAGES):
-                        acc += K[j, i] * Bw[j]
-                    y_new[i] = y[i] + h * acc
-                point[:] = y_new
-                status[POINT_T] = t + h
-                right_hand_side(table, F, smax, system, feed, t + h, point, K[STAGES])
-                nfev += STAGES
-                error = error_norm(y, y_new, K, E5, E3, h_abs, rtol, atol)
-                if error < 1.0:
-                    factor = MAX_FACTOR if error == 0.0 else min(MAX_FACTOR, SAFETY * error**EXPONENT)
-                    if rejected:
-                        factor = min(1.0, factor)
-                    h_abs *= factor
-                    accepted = True
-                else:
-                    factor = SAFETY * error**EXPONENT
-                    h_abs *= factor if factor > MIN_FACTOR else MIN_FACTOR  # NaN: the smallest
-                    rejected = True
-            if not accepted:
-                break
-            t_old = t
-            y_old[:] = y
-            y[:] = y_new
-            t = t_new
-            if t_eval.size:
-                k = int(status[NEXT])
-                if k < t_eval.size and t_eval[k] <= t:
-                    dense_coefficients(
-                        table, F, smax, system, feed, tableau, t_old, h, y_old, y, K, point, status, dense
-                    )
-                    nfev += 3
-                    while k < t_eval.size and t_eval[k] <= t:
-                        interpolate(dense, y_old, (t_eval[k] - t_old) / h, out_y[k])
-                        k += 1
-                    status[NEXT] = k
+            t_new = min(t + h_abs, t_bound)
+            h = t_new - t
+            h_abs = abs(h)
+            for s in range(1, STAGES):
+                stage_point(y, K, A[s], s, h, point)
+                status[POINT_T] = t + C[s] * h
+                right_hand_side(table, F, smax, system, feed, t + C[s] * h, point, K[s])
+            for i in range(n):
+                acc = 0.0
+                for j in range(STAGES):
+                    acc += K[j, i] * Bw[j]
+                y_new[i] = y[i] + h * acc
+            point[:] = y_new
+            status[POINT_T] = t + h
+            right_hand_side(table, F, smax, system, feed, t + h, point, K[STAGES])
+            nfev += STAGES
+            error = error_norm(y, y_new, K, E5, E3, h_abs, rtol, atol)
+            if error < 1.0:
+                factor = MAX_FACTOR if error == 0.0 else min(MAX_FACTOR, SAFETY * error**EXPONENT)
+                if rejected:
+                    factor = min(1.0, factor)
+                h_abs *= factor
+                accepted = True
             else:
-                out_t[written] = t
-                out_y[written] = y
-                written += 1
-            K[0] = K[STAGES]
-            status[T], status[H], status[NFEV] = t, h_abs, nfev
-            taken += 1
-            if t >= t_bound:
-                code = FINISHED
-                break
-    except Exception:  # numba catches no narrower class; the caller re-evaluates `point`
-        code = FAILED
+                factor = SAFETY * error**EXPONENT
+                h_abs *= factor if factor > MIN_FACTOR else MIN_FACTOR  # NaN: the smallest
+                rejected = True
+        if not accepted:
+            break
+        t_old = t
+        y_old[:] = y
+        y[:] = y_new
+        t = t_new
+        if t_eval.size:
+            k = int(status[NEXT])
+            if k < t_eval.size and t_eval[k] <= t:
+                dense_coefficients(
+                    table, F, smax, system, feed, tableau, t_old, h, y_old, y, K, point, status, dense
+                )
+                nfev += 3
+                while k < t_eval.size and t_eval[k] <= t:
+                    interpolate(dense, y_old, (t_eval[k] - t_old) / h, out_y[k])
+                    k += 1
+                status[NEXT] = k
+        else:
+            out_t[written] = t
+            out_y[written] = y
+            written += 1
+        K[0] = K[STAGES]
+        status[T], status[H], status[NFEV] = t, h_abs, nfev
+        taken += 1
+        if t >= t_bound:
+            code = FINISHED
+            break
     status[T], status[H], status[NFEV], status[CODE], status[WRITTEN] = t, h_abs, nfev, code, written
 
 
