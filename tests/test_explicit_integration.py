@@ -187,3 +187,40 @@ def test_a_step_below_the_spacing_of_times_fails_as_scipys(space_arm, monkeypatc
     assert messages[0][:2] == messages[1][:2]
     assert "Required step size is less than spacing between numbers" in messages[0][0]
     assert messages[0][2] == "compiled DOP853"
+
+
+def test_the_tableau_is_scipys_and_the_compiled_path_skips_scipy_integrate(monkeypatch):
+    """The coefficients read from SciPy's file are its module's, bit for bit; a compiled run in
+    a fresh process leaves ``scipy.integrate`` unimported (its package import costs ~0.7 CPU s
+    per process, measured in a study worker's profile)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from scipy.integrate._ivp import dop853_coefficients as c
+
+    monkeypatch.delitem(sys.modules, c.__name__)  # read from the file, as a fresh process does
+    explicit.dop853_tableau.cache_clear()
+    try:
+        tableau = explicit.dop853_tableau()
+    finally:
+        explicit.dop853_tableau.cache_clear()
+    for ours, theirs in zip(tableau, (c.A, c.C, c.B, c.E3, c.E5, c.D), strict=True):
+        assert np.array_equal(ours, theirs)
+    script = textwrap.dedent(
+        """
+        import sys
+        import numpy as np
+        from amm.model import AssumedModesModel
+        from core.analysis.simulation import simulate
+        from core.arm.presets import PRESETS
+
+        model = AssumedModesModel(PRESETS["space-arm-3link"](), "clamped-free", 2)
+        q0 = np.zeros(model.n_dof)
+        q0[model.n_joints] = 2e-3
+        frame = simulate(model, (0.0, 0.002), q0, method="DOP853")
+        print(frame.attrs["integrator"], "scipy.integrate" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["compiled", "DOP853", "False"]

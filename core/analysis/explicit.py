@@ -21,9 +21,14 @@ compiled loop costs a process ~0.1 s more than loading the kernels alone.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,6 +60,26 @@ class Solution:
     @property
     def success(self) -> bool:
         return self.status >= 0
+
+
+@functools.cache
+def dop853_tableau() -> tuple[np.ndarray, ...]:
+    """SciPy's DOP853 coefficients (A, C, B, E3, E5, D), read from the file of
+    ``scipy.integrate._ivp.dop853_coefficients`` without importing ``scipy.integrate``: that
+    package's import (quadrature, cubature and BVP modules and their docstrings) costs ~0.7 CPU s
+    per process, and the compiled path needs nothing else of it (the study's workers each paid
+    it). The usual import where the file is not where SciPy 1.x keeps it, or already imported."""
+    import scipy
+
+    name = "scipy.integrate._ivp.dop853_coefficients"
+    path = Path(scipy.__file__).parent / "integrate" / "_ivp" / "dop853_coefficients.py"
+    if name in sys.modules or not path.is_file():
+        module = importlib.import_module(name)
+    else:
+        spec = importlib.util.spec_from_file_location("flexlink_dop853_coefficients", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return tuple(np.asarray(getattr(module, key), dtype=float) for key in ("A", "C", "B", "E3", "E5", "D"))
 
 
 def _empty_series() -> tuple:
@@ -95,8 +120,6 @@ def dop853(
     with the argument of a right-hand side that raised (the Python right-hand side evaluated
     there raises the same error with the cause named); if it returns, the kernel's own error
     propagates."""
-    from scipy.integrate._ivp import dop853_coefficients as c  # the tableau, as data
-
     from core.dynamics.compiled import explicit
 
     t0, t1 = (float(v) for v in t_span)
@@ -112,7 +135,7 @@ def dop853(
         if np.any(np.diff(t_eval) <= 0):
             raise ValueError("Values in `t_eval` are not properly sorted.")
     table, buffer, smax, system = arguments
-    tableau = (c.A, c.C, c.B, c.E3, c.E5, c.D)
+    tableau = dop853_tableau()
     y = np.array(x0, dtype=float)
     n = y.size
     K, point = np.zeros((explicit.EXTENDED, n)), np.empty(n)
