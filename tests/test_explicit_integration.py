@@ -114,7 +114,8 @@ def test_progress_between_chunks(space_arm, monkeypatch):
 
 
 def test_only_open_loop_runs_take_it(space_arm):
-    """Feedback (PD), a terminal event (deflection_limit) or an implicit method: solve_ivp."""
+    """Feedback (PD), a feed-forward of any function of t (no table to read in compiled code),
+    a terminal event (deflection_limit) or an implicit method: solve_ivp."""
     arm, model = space_arm
     q0 = np.zeros(model.n_dof)
     q0[model.n_joints] = 2e-3
@@ -127,9 +128,11 @@ def test_only_open_loop_runs_take_it(space_arm):
         trajectory=trajectory,
         method="DOP853",
     )
+    plain = simulate(model, (0.0, 0.01), q0, controller=FeedForward(lambda t, reference: np.zeros(3)))
     limited = simulate(model, (0.0, 0.01), q0, method="DOP853", deflection_limit=1.0)
     implicit = simulate(model, (0.0, 0.01), q0, method="Radau")
-    for frame in (pd_run, limited, implicit):
+    assert plain.attrs["method"] == "DOP853"
+    for frame in (pd_run, plain, limited, implicit):
         assert frame.attrs["integrator"] == "scipy solve_ivp"
 
 

@@ -88,11 +88,14 @@ def _empty_series() -> tuple:
 
 def input_series(controller, t_span: tuple[float, float]) -> tuple | None:
     """The open-loop input as the compiled loop reads it: an empty series for no controller, a
-    feed-forward's table (``controller.series``: edges, coefficients, lengths, scales) when it
-    covers ``t_span``; None for any other controller (it needs Python per right-hand side)."""
+    :class:`~core.analysis.controllers.FeedForward`'s table (its ``series``: edges, coefficients,
+    lengths, scales) when it covers ``t_span``; None for any other controller (it needs Python
+    per right-hand side), a feed-forward without a compiled table included."""
+    from core.analysis.controllers import FeedForward
+
     if controller is None:
         return _empty_series()
-    series = getattr(controller, "series", None)
+    series = controller.series if isinstance(controller, FeedForward) else None
     if series is None:
         return None
     edges = series[0]

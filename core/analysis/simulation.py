@@ -532,7 +532,9 @@ class _Run:
         return deflection_margin
 
     def integrate(self, t0: float, t1: float, x0: np.ndarray):
-        """``solve_ivp`` from x0 over (t0, t1) with the options' method, tolerances and outputs."""
+        """From x0 over (t0, t1) with the options' method, tolerances and outputs: the compiled
+        DOP853 where :meth:`compiled_explicit` allows, else ``solve_ivp``; a solution with
+        ``solve_ivp``'s fields either way."""
         options = self.options
         rhs = self.right_hand_side()
         compiled = self.compiled_explicit(t0, t1)
