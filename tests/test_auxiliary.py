@@ -19,6 +19,7 @@ import pytest
 
 from amm import AssumedModesModel
 from core import PD, Decoupling, ParabolicBlend, energy_drift, simulate
+from core.analysis import simulation
 from core.arm.presets import one_flexible_link
 from core.dynamics.model import Model
 
@@ -309,6 +310,9 @@ def test_model_without_auxiliary_states_keeps_its_state_and_columns(inner, monke
         return original(fun, t_span, y0, **options)
 
     monkeypatch.setattr(scipy.integrate, "solve_ivp", spy)
+    # The solve_ivp path: this PD run would otherwise take the compiled DOP853, whose state and
+    # steps tests/test_explicit_integration.py checks against solve_ivp's.
+    monkeypatch.setattr(simulation._Run, "compiled_explicit", lambda self, t0, t1: None)
     controller = PD(kp=80.0, kd=20.0)
     trajectory = ParabolicBlend((0.2,), (0.6,), 0.1, 0.05)
     q0 = start(inner)

@@ -71,7 +71,7 @@ class FeedForward:
     #: ``table.reason``), else None.
     table: TimeTable | None = None
     #: The table packed for a compiled reader within its span (``TimeTable.compiled``'s
-    #: ``series``; :func:`core.analysis.explicit.input_series`), else None.
+    #: ``compiled_series``; :func:`core.analysis.explicit.input_series`), else None.
     series: tuple | None = None
     #: Built from a config (:meth:`from_config`: the rigid inverse dynamics) it follows a
     #: reference trajectory, so a study without one is refused before any case runs.
@@ -108,7 +108,7 @@ class FeedForward:
 
         table = tabulate(inverse_dynamics, t_span)
         read = table.compiled()
-        series = getattr(read, "series", None)
+        series = getattr(read, "compiled_series", None)  # None: the table itself (not every panel tabulated)
         return FeedForward(
             lambda t, reference: read(t), rigid, reads_reference=False, table=table, series=series
         )

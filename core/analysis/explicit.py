@@ -5,8 +5,8 @@ in the run needs Python between right-hand sides.
 That is a run of ``method="DOP853"`` (given, or taken by ``"auto"``) on a model whose
 right-hand side is one compiled call (:meth:`Model.rates_function
 <core.dynamics.model.Model.rates_function>` with ``kernel_arguments``: the compiled chain
-without translating links or auxiliary states), whose input is open loop and readable in
-compiled code (:func:`input_series`: none, or a feed-forward table), without a
+without translating links or auxiliary states), whose input is readable in compiled code
+(:func:`input_series`: none, a feed-forward table, or joint PD on a tabulated reference), without a
 ``deflection_limit`` (a terminal event). Every other run goes through ``solve_ivp``;
 ``frame.attrs["integrator"]`` says which ran. The steps are SciPy's (the same controller, error
 norm, first step and dense output); ``progress`` is called between chunks of
@@ -15,7 +15,8 @@ norm, first step and dense output); ``progress`` is called between chunks of
 Measured (2026-11-27, 2-core AMD EPYC, one BLAS thread, process time, warm caches): the
 space-arm maneuver's AMM case (10 s at rtol 1e-7, feed-forward, 109 001 right-hand sides) takes
 1.18 s against 2.26 s with ``solve_ivp`` — ~10.8 against ~20.7 µs per right-hand side, of which
-the kernel is ~10 µs; the whole ``space-arm-maneuver`` example 12.0 → 8.2 CPU s. Loading the
+the kernel is ~10 µs; the whole ``space-arm-maneuver`` example 12.0 → 8.2 CPU s. Joint PD on
+the same maneuver (10 s, ``method="auto"``: DOP853): 0.34 s against 0.89–1.03 s. Loading the
 compiled loop costs a process ~0.1 s more than loading the kernels alone.
 """
 
@@ -82,24 +83,38 @@ def dop853_tableau() -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(getattr(module, key), dtype=float) for key in ("A", "C", "B", "E3", "E5", "D"))
 
 
-def _empty_series() -> tuple:
+def _no_series() -> tuple:
     return np.zeros(0), np.zeros((0, 0, 0)), np.zeros(0, dtype=np.int64), np.zeros(0)
 
 
-def input_series(controller, t_span: tuple[float, float]) -> tuple | None:
-    """The open-loop input as the compiled loop reads it: an empty series for no controller, a
-    :class:`~core.analysis.controllers.FeedForward`'s table (its ``series``: edges, coefficients,
-    lengths, scales) when it covers ``t_span``; None for any other controller (it needs Python
-    per right-hand side), a feed-forward without a compiled table included."""
-    from core.analysis.controllers import FeedForward
+def input_series(controller, trajectory, t_span: tuple[float, float], joints: int) -> tuple | None:
+    """The input as the compiled loop reads it (:func:`core.dynamics.compiled.explicit.right_hand_side`:
+    a series and the gains k_p, k_d), or None when it needs Python per right-hand side.
 
+    No controller: no series. A :class:`~core.analysis.controllers.FeedForward` with a compiled
+    table covering ``t_span``: its table (``series``). A :class:`~core.analysis.controllers.PD`
+    with a trajectory: the reference (q_d, q̇_d)(t) tabulated over the span
+    (:func:`core.analysis.time_table.tabulate`, checked to 1e-12 of its largest value) when
+    every panel of the table converged — a reference whose rate has a kink (a parabolic blend's
+    q̇_d) may leave panels evaluated directly, and then None. Any other controller, a subclass
+    of PD included: None."""
+    from core.analysis.controllers import PD, FeedForward
+    from core.analysis.time_table import tabulate
+
+    no_gains = np.zeros(joints)
     if controller is None:
-        return _empty_series()
-    series = controller.series if isinstance(controller, FeedForward) else None
-    if series is None:
+        return (*_no_series(), no_gains, no_gains)
+    if isinstance(controller, FeedForward):
+        series, gains = controller.series, (no_gains, no_gains)
+    elif type(controller) is PD and trajectory is not None:
+        table = tabulate(lambda t: np.concatenate(trajectory.evaluate(t)[:2]), t_span)
+        series = getattr(table.compiled(), "compiled_series", None)
+        gains = tuple(np.ascontiguousarray(k, dtype=float) for k in controller.gains(joints))
+    else:
         return None
-    edges = series[0]
-    return series if edges[0] <= t_span[0] and t_span[1] <= edges[-1] else None
+    if series is None or not (series[0][0] <= t_span[0] and t_span[1] <= series[0][-1]):
+        return None
+    return (*series, *gains)
 
 
 def dop853(

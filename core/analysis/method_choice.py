@@ -41,8 +41,8 @@ DOP853_STABILITY = 3.3
 #: 14 889 / 3.1 s (even); × 8 elements, 0.5 s, 73 000: 144 158 / 12.3 s against 31 155 / 8.3 s J;
 #: lumped two-link arm under PD (kp 125, kd 25) with smoothed Coulomb friction, 0.5 s, rtol 1e-6,
 #: 35 600: 25 694 / 3.0 s against 2 195 / 0.47 s. The crossover lies between 17 200 and 35 600.
-#: An open-loop run on a compiled right-hand side takes the compiled DOP853
-#: (:mod:`core.analysis.explicit`), about half SciPy's cost, and its crossover depends on the
+#: A run on a compiled right-hand side with no input, a feed-forward or PD takes the compiled
+#: DOP853 (:mod:`core.analysis.explicit`), a third to a half of SciPy's cost; its crossover depends on the
 #: model's size, not on span·ρ alone (2026-11-27, 2-core AMD EPYC, one BLAS thread, the two
 #: links with Rayleigh β = 1e-3 s, compiled DOP853 against Radau, CPU s): × 4 elements, 17 200:
 #: 0.63 against 2.74, 68 900: 2.27 against 5.05; × 8, 73 300: 4.98 against 5.03, 146 500: 6.82

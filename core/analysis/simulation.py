@@ -1,9 +1,9 @@
 """Time simulation of a model under a controller (docs/MODEL.md, Analyses).
 
 :func:`simulate` integrates M q̈ = B(τ + τ_c) − C q̇ − D q̇ − K q − G with
-``scipy.integrate.solve_ivp`` (or, for a DOP853 run with an open-loop input on a compiled
-right-hand side, the same steps in compiled code: :mod:`core.analysis.explicit`) and returns a
-tidy :class:`pandas.DataFrame`.
+``scipy.integrate.solve_ivp`` (or, for a DOP853 run on a compiled right-hand side with no
+input, a feed-forward or joint PD, the same steps in compiled code: :mod:`core.analysis.explicit`)
+and returns a tidy :class:`pandas.DataFrame`.
 Each right-hand side is the trajectory, the controller and one
 :meth:`~core.dynamics.model.Model.rates_function` call (on the compiled chain a single
 compiled kernel: ~45 µs per right-hand side of the 15-DOF space arm, of which
@@ -565,12 +565,12 @@ class _Run:
 
     def compiled_explicit(self, t0: float, t1: float) -> tuple | None:
         """(kernel arguments, input series) of :func:`core.analysis.explicit.dop853` when this
-        run can take it (a DOP853 run on one compiled right-hand side with an open-loop input
-        and no terminal event: :mod:`core.analysis.explicit`), else None."""
+        run can take it (a DOP853 run on one compiled right-hand side with an input read in
+        compiled code and no terminal event: :mod:`core.analysis.explicit`), else None."""
         arguments = getattr(self.rates, "kernel_arguments", None)
         if self.options.method != "DOP853" or self.options.deflection_limit is not None or arguments is None:
             return None
-        series = explicit.input_series(self.controller, (t0, t1))
+        series = explicit.input_series(self.controller, self.trajectory, (t0, t1), self.n_joints)
         return None if series is None else (arguments, series)
 
     def outputs(self, solution) -> tuple[np.ndarray, np.ndarray, float | None]:

@@ -120,7 +120,7 @@ class TimeTable:
         (:func:`core.dynamics.compiled.series.series_value`, ~0.9 µs against ~2.6 µs) inside the
         span when every panel is tabulated, the direct evaluation outside it; the table itself
         when some panel is not. Loads numba (a run that integrates has it already). The reader's
-        ``series`` is the packed table (edges, coefficients, lengths, scales) for a compiled
+        ``compiled_series`` is the packed table (edges, coefficients, lengths, scales) for a compiled
         caller that stays within the span (:mod:`core.analysis.explicit`)."""
         if self.series is None or not all(panel is not None for panel in self.panels):
             return self
@@ -135,7 +135,7 @@ class TimeTable:
                 return series_value(edges, coefficients, lengths, scales, float(t))
             return np.asarray(self.function(t), dtype=float)
 
-        read.series = (edges, coefficients, lengths, scales)  # for compiled callers, within the span
+        read.compiled_series = (edges, coefficients, lengths, scales)  # for compiled callers, within the span
         return read
 
 

@@ -10,8 +10,9 @@ What it removes is the Python around every stage: SciPy's stage sums, the right-
 wrappers and the input's read cost ~12 µs per right-hand side of the 15-coordinate space arm,
 whose kernel takes ~10 µs.
 
-The input τ(t) is open loop: zero, or a piecewise Chebyshev table in t read by
-:func:`~.series.series_value` (a feed-forward's, :meth:`core.analysis.time_table.TimeTable.compiled`).
+The input is zero, open loop — a piecewise Chebyshev table τ(t) read by
+:func:`~.series.series_value` (a feed-forward's, :meth:`core.analysis.time_table.TimeTable.compiled`)
+— or joint PD on a table of the reference (q_d, q̇_d)(t).
 The tableau (``scipy.integrate._ivp.dop853_coefficients``) is passed in, as arrays. The
 integrator's own arithmetic follows numpy's error model, as SciPy's does: a division by zero
 (an overflowing start: ‖f0‖ = ∞ gives a first trial step of 0) is inf or NaN, not an exception.
@@ -42,13 +43,21 @@ STAGES, EXTENDED = 12, 16
 
 @kernel(inline="always")
 def right_hand_side(table, F, smax, system, feed, t, x, out):
-    """out = ẋ(t, x) of :func:`~.algorithms.rates` with the open-loop input of ``feed``."""
+    """out = ẋ(t, x) of :func:`~.algorithms.rates` with the input of ``feed`` = (edges,
+    coefficients, lengths, scales, k_p, k_d): a series v(t) of as many values as joints is the
+    torque itself (open loop); one of twice as many is a reference (q_d, q̇_d) and τ = k_p (q_d −
+    q_r) + k_d (q̇_d − q̇_r) on the joint coordinates (PD); no series, τ = 0."""
     B, D, K, coulomb, epsilon, gravity, composite = system
-    edges, coefficients, lengths, scales = feed
+    edges, coefficients, lengths, scales, kp, kd = feed
+    n, joints = B.shape
+    tau = np.zeros(joints)
     if edges.size:
-        tau = series_value(edges, coefficients, lengths, scales, t)
-    else:
-        tau = np.zeros(B.shape[1])
+        v = series_value(edges, coefficients, lengths, scales, t)
+        if v.size == joints:
+            tau[:] = v
+        else:
+            for j in range(joints):
+                tau[j] = kp[j] * (v[j] - x[j]) + kd[j] * (v[joints + j] - x[n + j])
     out[:] = rates(table, F, smax, x, tau, B, D, K, coulomb, epsilon, gravity, composite)
 
 
