@@ -64,31 +64,31 @@ def congruence_add(A, I6, cols, out):
 
 
 @kernel
-def factor(D, k):
-    """(L, ok): the lower Cholesky factor of D[:k, :k]; ok False if D is not positive definite."""
-    L = np.zeros((k, k))
+def cholesky_into(D, k, L, what):
+    """L[:k, :k] = the lower Cholesky factor of the symmetric D[:k, :k], its upper part zeroed
+    (LinAlgError naming ``what`` if D is not positive definite)."""
     for j in range(k):
+        for i in range(j):
+            L[i, j] = 0.0
         acc = D[j, j]
         for p in range(j):
             acc -= L[j, p] * L[j, p]
         if not acc > 0.0:
-            return L, False
+            raise np.linalg.LinAlgError(what + " is not positive definite")
         L[j, j] = np.sqrt(acc)
         for i in range(j + 1, k):
             acc = D[i, j]
             for p in range(j):
                 acc -= L[i, p] * L[j, p]
             L[i, j] = acc / L[j, j]
-    return L, True
 
 
 @kernel
 def cholesky(D, k, what):
     """Lower Cholesky factor of the symmetric D[:k, :k] (LinAlgError naming ``what`` if it is not
     positive definite)."""
-    L, ok = factor(D, k)
-    if not ok:
-        raise np.linalg.LinAlgError(what + " is not positive definite")
+    L = np.zeros((k, k))
+    cholesky_into(D, k, L, what)
     return L
 
 
