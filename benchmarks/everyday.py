@@ -87,6 +87,9 @@ ROWS: list[Row] = [
         slow=True,
     ),
     Row("rrp-stability", ("run", "--example", "rrp-stability"), slow=True),
+    # The finest stiffened meshes of the shipped examples (two links × 256 elements, 1026
+    # coordinates, at rest under gravity): dense M, ∂G/∂q and eigen-solve.
+    Row("discretizations", ("run", "--example", "discretizations"), slow=True),
     Row("space-arm-maneuver", ("run", "--example", "space-arm-maneuver"), slow=True),
 ]
 

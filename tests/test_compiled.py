@@ -120,6 +120,27 @@ def test_translating_link_of_the_preset_equals_the_numpy_engine():
             model.mass_matrix(q)
 
 
+def test_modal_mass_matrix_takes_the_kernel_above_its_limit(monkeypatch):
+    """natural_frequencies' M comes from the oracle up to ORACLE_MASS_LIMIT coordinates and from
+    the compiled kernel above it (the oracle's pass grows as ~n^2.6); both are M to round-off
+    (the bound of the test above, 1e-12 of max|M|; measured 1.2e-16 on these meshes)."""
+    from core.dynamics import engine
+    from fem import FiniteElementModel
+
+    model = FiniteElementModel(presets.lumped_two_link(), elements=8, geometric_stiffening=True)
+    q = np.zeros(model.n_dof)
+    q[:2] = np.pi / 4, -np.pi / 4
+    q[2:] = 1e-3 * np.sin(np.arange(model.n_dof - 2))
+    oracle = model.modal_mass_matrix(q)  # 34 coordinates: the oracle
+    assert np.max(np.abs(oracle - model.replace(compiled=False).mass_matrix(q))) == 0.0
+    monkeypatch.setattr(engine, "ORACLE_MASS_LIMIT", model.n_dof - 1)
+    calls, kernel_mass = [], type(model.compiled).mass
+    monkeypatch.setattr(type(model.compiled), "mass", lambda self, x: calls.append(1) or kernel_mass(self, x))
+    kernel = model.modal_mass_matrix(q)
+    assert calls == [1]
+    assert np.max(np.abs(kernel - oracle)) <= 1e-12 * np.max(np.abs(oracle))
+
+
 def test_compiled_flag_is_checked():
     with pytest.raises(TypeError, match="compiled must be True or False, got 'yes'"):
         AssumedModesModel(presets.lumped_two_link(), modes=2, compiled="yes")

@@ -47,6 +47,24 @@ def test_complex_step_jacobian_batched_and_selected_columns():
     assert complex_step_jacobian(f, X, []).shape == (3, 0)
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_complex_step_jacobian_in_batches_of_a_given_size(size):
+    # Batches of at most ``size`` points, every column once and in order: the same bits as
+    # one batch of all (each point's value does not depend on its batch).
+    calls = []
+
+    def batched(points):
+        calls.append(len(points))
+        return np.array([f(p) for p in points])
+
+    whole = complex_step_jacobian(batched, X, batched=True)
+    calls.clear()
+    np.testing.assert_array_equal(complex_step_jacobian(batched, X, batched=True, batch_size=size), whole)
+    assert sum(calls) == X.size and max(calls) == min(size, X.size)
+    with pytest.raises(ValueError, match="batch_size"):
+        complex_step_jacobian(batched, X, batched=True, batch_size=0)
+
+
 def test_central_difference_jacobian_is_second_order():
     # Truncation h²·f'''/6 with h = 1e-6·max(1, |x|) is ~1e-12; round-off ε/h ~ 1e-10.
     np.testing.assert_allclose(central_difference_jacobian(f, X), jacobian(X), rtol=0, atol=3e-9)

@@ -60,6 +60,7 @@ from core.dynamics.basis import BeamBasis, TranslatingBasis
 from core.dynamics.elastic import bending_block, deformation_coordinates, following_stiffness, link_damping
 from core.dynamics.flexible_body import FlexibleBody, TranslatingBody
 from core.dynamics.kinematics import ChainKinematics, TipMap, check_free_length
+from core.dynamics.link_bodies import check_options, link_body, tip_map
 from core.dynamics.model import Model, coulomb_friction
 from core.dynamics.structured import NotStable, lowest_frequencies
 from core.dynamics.structured_forward import structured_dynamics
@@ -72,6 +73,15 @@ COULOMB_VELOCITY = 1e-3
 DERIVATIVE_CACHE = 8
 #: ``natural_frequencies(method="auto")`` takes the structured path above this many coordinates.
 STRUCTURED_MINIMUM = 128
+#: Complex-step directions per oracle pass of :meth:`ChainModel.gravity_stiffness`. All in one
+#: pass held every direction's arrays at once: two stiffened links × 256 elements (1026
+#: coordinates) 7.5 s and 1.8 GiB, against 3.7 s and tens of MiB at 32 a pass (the same bits;
+#: 64 a pass 4.2 s). Measured on one BLAS thread.
+GRAVITY_BATCH = 32
+#: :meth:`ChainModel.modal_mass_matrix` takes the compiled kernel above this many coordinates:
+#: the oracle's pass grows as ~n^2.6 (0.31 s at 514 coordinates, the cost of loading the
+#: kernels; 1.97 s at 1026, against 8.6 ms compiled).
+ORACLE_MASS_LIMIT = 512
 
 
 class ChainModel(Model):
@@ -117,7 +127,7 @@ class ChainModel(Model):
         geometric_stiffening: bool = False,
     ) -> None:
         compiled = True if compiled is None else compiled
-        _check_options(arm, bases, coulomb, compiled, geometric_stiffening)
+        check_options(arm, bases, coulomb, compiled, geometric_stiffening)
         self.arm = arm
         if geometric_stiffening:
             description = f"{description}, geometric stiffening" if description else "geometric stiffening"
@@ -135,13 +145,13 @@ class ChainModel(Model):
         offset = arm.n_joints
         for number in arm.flexible_links:
             basis = bases[number]
-            body = _body(arm, number, basis, self.geometric_stiffening)
+            body = link_body(arm, number, basis, self.geometric_stiffening)
             columns = slice(offset, offset + body.n_coordinates)
             offset += body.n_coordinates
             names += [f"w{number}_{k}" for k in range(1, basis.n + 1)]
             if body.planes == 2:
                 names += [f"v{number}_{k}" for k in range(1, basis.n + 1)]
-            tip_maps[number - 1] = _tip_map(arm, number, body, columns, self.geometric_stiffening)
+            tip_maps[number - 1] = tip_map(arm, number, body, columns, self.geometric_stiffening)
             self.bases[number] = basis
             self.bodies[number] = body
             self.flex_columns[number] = columns
@@ -486,11 +496,13 @@ class ChainModel(Model):
         return self._term(q, "M", oracle.mass_batch)
 
     def modal_mass_matrix(self, q) -> np.ndarray:
-        """M(q) for :meth:`natural_frequencies` by the oracle's numpy pass whatever ``compiled``
-        says: one evaluation per analysis costs milliseconds there, against loading numba and
-        the kernels (~0.3 s per process, a minute's compilation on a first run) for the compiled
-        one; both agree to round-off (tests/test_compiled.py)."""
+        """M(q) for :meth:`natural_frequencies` by the oracle's numpy pass up to
+        :data:`ORACLE_MASS_LIMIT` coordinates: one evaluation per analysis costs milliseconds
+        there, against loading numba and the kernels (~0.3 s per process, a minute's
+        compilation on a first run); above it, on a compiled model, by the compiled kernel. Both agree to round-off (tests/test_compiled.py)."""
         q = np.asarray(self._check(q), dtype=float)
+        if self.n_dof > ORACLE_MASS_LIMIT and self.compiled is not None:  # (loads the kernels)
+            return self.compiled.mass(q)
         terms = self._real_terms(q)
         if "M" not in terms:
             terms["M"] = oracle.mass_batch(self, q[None], terms["frames"])[0]
@@ -542,8 +554,11 @@ class ChainModel(Model):
         return oracle.mass_derivatives(self, np.frombuffer(key, dtype=float))
 
     def gravity_stiffness(self, q) -> np.ndarray:
+        """∂G/∂q by the complex step of the oracle's G, :data:`GRAVITY_BATCH` directions a pass."""
         q = np.asarray(self._check(q), dtype=float)
-        return complex_step_jacobian(partial(oracle.gravity_batch, self), q, batched=True)
+        return complex_step_jacobian(
+            partial(oracle.gravity_batch, self), q, batched=True, batch_size=GRAVITY_BATCH
+        )
 
     cheap_gravity_products = True
 
@@ -698,97 +713,3 @@ class ChainModel(Model):
         if self.bodies:  # flexible coordinates are not actuated: the least-squares path checks reachability
             return super().inverse_dynamics(q, qd, qdd)
         return self.generalized_forces(q, qd, qdd)  # a rigid chain: B = 1, τ = Q exactly
-
-
-def _tip_rows(body: TranslatingBody, slope: bool):
-    """``TipMap.follow`` of a length-following translating body: its tip rows at free lengths
-    l (the rotation from the tip slope, or for chord tips the tip deflection)."""
-
-    def follow(l: np.ndarray, derivative: int) -> dict:
-        arrays = body.arrays(np.asarray(l), derivative)
-        rotation = arrays["rotation"] if slope else _chord_rows(arrays["translation"])
-        return {"translation": arrays["translation"], "rotation": rotation}
-
-    return follow
-
-
-def _chord_rows(translation: np.ndarray) -> np.ndarray:
-    """Rotation rows (0, −u_z, u_y) from deflection rows (0, u_y, u_z): the tip's small rotation
-    by its slopes (slope tips, from the slope rows) or its chord (from the translation rows)."""
-    return np.stack([translation[..., 0, :], -translation[..., 2, :], translation[..., 1, :]], axis=-2)
-
-
-def _check_options(arm, bases: Mapping, coulomb, compiled, geometric_stiffening) -> None:
-    """Refuse the :class:`ChainModel` arguments that do not describe a chain it can build."""
-    if not isinstance(geometric_stiffening, (bool, np.bool_)):
-        raise TypeError(f"geometric_stiffening must be True or False, got {geometric_stiffening!r}")
-    if not isinstance(arm, Arm):
-        raise TypeError(f"arm must be an Arm, got {type(arm).__name__}")
-    if geometric_stiffening and arm.translating_links:
-        raise ValueError(
-            f"geometric_stiffening: translating links {list(arm.translating_links)} are not supported "
-            "(the foreshortening of a beam sliding through its hub is not modelled)"
-        )
-    if coulomb not in ("smooth", "sign"):
-        raise ValueError(f"coulomb must be 'smooth' or 'sign', got {coulomb!r}")
-    if not isinstance(compiled, bool):
-        raise TypeError(f"compiled must be True or False, got {compiled!r}")
-    unknown = sorted(set(bases) - set(arm.flexible_links))
-    if unknown:
-        raise ValueError(f"bases given for links {unknown}, which are not flexible")
-    missing = [number for number in arm.flexible_links if number not in bases]
-    if missing:
-        raise ValueError(f"link {missing[0]}: flexible link has no basis")
-
-
-def _body(arm: Arm, number: int, basis, stiffening: bool) -> FlexibleBody | TranslatingBody:
-    """The body of flexible link ``number`` on ``basis``, after checking that the basis fits it."""
-    link = arm.links[number - 1]
-    translating = number in arm.translating_links
-    if translating != isinstance(basis, TranslatingBasis):
-        raise ValueError(
-            f"link {number}: a {'translating' if translating else 'fixed-length'} link needs a "
-            f"{'TranslatingBasis' if translating else 'BeamBasis'}, got {type(basis).__name__}"
-        )
-    if not translating and not np.isclose(basis.length, link.length, rtol=1e-12):
-        raise ValueError(
-            f"link {number}: basis length {basis.length!r} differs from the link length {link.length!r}"
-        )
-    planes = 2 if (link.EI_out is not None and not arm.is_planar) else 1
-    if basis.frame == "pinned" and planes == 2 and translating:
-        raise ValueError(
-            f"link {number}: pinned (chord) frames on a translating link bend in the joint's plane "
-            "only; out-of-plane bending (EI_out) of a translating link needs a clamped basis"
-        )
-    if translating:
-        return TranslatingBody(link, basis, planes)
-    return FlexibleBody(link, basis, planes, stiffening=stiffening)
-
-
-def _tip_map(arm: Arm, number: int, body, columns: slice, stiffening: bool) -> TipMap:
-    """How the coordinates ``columns`` of flexible link ``number`` move its tip (and, for a pinned
-    frame bending in two planes, turn its beam frame): :class:`~core.dynamics.kinematics.TipMap`."""
-    basis, link = body.basis, arm.links[number - 1]
-    translating = number in arm.translating_links
-    translation = _deflection_rows(body, basis.tip_value)
-    if arm.tip_rotation == "slope":
-        rotation = _chord_rows(_deflection_rows(body, basis.tip_slope))
-    else:  # chord: the equivalent joint angle w(L)/L (the kinematics divide by l if translating)
-        rotation = _chord_rows(translation) / (1.0 if translating else link.length)
-    follow = None
-    if translating and body.following is not None:
-        follow = _tip_rows(body, arm.tip_rotation == "slope")
-    foreshortening = body.foreshortening["H"] if stiffening else None
-    root = None
-    if basis.frame == "pinned" and body.planes == 2:
-        # The chord frame leaves the joint's plane by the out-of-plane root slope
-        # (core.dynamics.kinematics): ρ = (0, w_z'(0), 0).
-        root = np.zeros((3, body.n_coordinates))
-        root[1] = body.to_plane(basis.root_slope, 1)
-    return TipMap(columns, translation, rotation, translating, follow, foreshortening, root=root)
-
-
-def _deflection_rows(body, vector: np.ndarray) -> np.ndarray:
-    """The (3, m) map δ ↦ (0, vᵀδ_y, vᵀδ_z) of a basis functional v (e.g. the tip value: the tip
-    deflection in the beam frame)."""
-    return np.vstack([np.zeros(body.n_coordinates), body.to_plane(vector, 0), body.to_plane(vector, 1)])

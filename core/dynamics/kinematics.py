@@ -229,7 +229,7 @@ class ChainKinematics:
                 u_local = np.einsum("...ai,...i->...a", U, delta).astype(dtype)
                 u_local[:, 0] += length
                 if tip.foreshortening is not None:
-                    shortening = np.einsum("ij,bj->bi", tip.foreshortening, delta)  # H δ
+                    shortening = delta @ tip.foreshortening.T  # H δ (BLAS; einsum loops, ~10x slower)
                     u_local[:, 0] -= 0.5 * np.einsum("bi,bi->b", delta, shortening)
                 offset = (R_body @ u_local[:, :, None])[:, :, 0]
                 R_end = R_body @ exp_so3(theta_tip) @ beam.T

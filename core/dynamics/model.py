@@ -120,7 +120,7 @@ def _lowest_first(K: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         upper = values * values > values[0] * values[-1]
         if np.any(upper):
             X = vectors[:, upper]
-            values[upper] = np.einsum("ik,ij,jk->k", X, K + sigma * M, X) / np.einsum("ik,ij,jk->k", X, M, X)
+            values[upper] = np.sum(X * ((K + sigma * M) @ X), axis=0) / np.sum(X * (M @ X), axis=0)
         return values - sigma, vectors
     # The top of the spectrum is below the inverse pencil's round-off ε·μ_max (a very stiff
     # pencil: fine meshes with a heavy tip mass reach λ_max/λ_min > 1e15, and μ can even come
@@ -727,7 +727,7 @@ class Model(ABC):
             return (np.zeros(0), np.zeros((self.n_dof, 0))) if vectors else np.zeros(0)
         eigenvalues, shapes = _lowest_first(K, M)
         shapes = W @ shapes  # back to q: q = W y
-        shapes /= np.sqrt(np.einsum("ik,ij,jk->k", shapes, M_q, shapes))
+        shapes /= np.sqrt(np.sum(shapes * (M_q @ shapes), axis=0))  # modal masses, by BLAS
         biggest = np.argmax(np.abs(shapes), axis=0)
         shapes *= np.sign(shapes[biggest, np.arange(shapes.shape[1])])
         if joints == "free" and not np.any(gravity):

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from core.numerics import validation as check
+
 #: Step of the complex-step derivative; any tiny value gives round-off accuracy.
 COMPLEX_STEP = 1e-30
 #: Relative step of the central differences.
@@ -45,6 +47,7 @@ def complex_step_jacobian(
     columns: Sequence[int] | None = None,
     *,
     batched: bool = False,
+    batch_size: int | None = None,
 ) -> np.ndarray:
     """∂f/∂x by the complex step; ``out[:, j] = ∂f/∂x_{columns[j]}``.
 
@@ -57,6 +60,9 @@ def complex_step_jacobian(
     x : ndarray, shape (n,)
     columns : sequence of int, optional
         The coordinates to differentiate by (default: all).
+    batch_size : int, optional
+        With ``batched=True``, at most this many points per call (default: all in one call):
+        a batch's arrays grow with its points, and past the caches a smaller batch is faster.
 
     Returns
     -------
@@ -68,7 +74,8 @@ def complex_step_jacobian(
     if not len(points):
         return np.zeros((np.size(function(x)), 0))
     if batched:
-        values = function(points)
+        size = len(points) if batch_size is None else check.integer(batch_size, "", "batch_size", minimum=1)
+        values = np.concatenate([function(points[a : a + size]) for a in range(0, len(points), size)])
     else:
         values = np.array([function(p) for p in points])
     return complex_step_derivatives(values).reshape(len(points), -1).T
