@@ -464,6 +464,13 @@ def test_simulation_study_reports_time_histories(tmp_path):
     assert (tmp_path / "s" / "time_response.png").exists()
     summary = (tmp_path / "s" / "summary.md").read_text()
     assert "maxima and differences" in summary and "tip acceleration spectrum" in summary
+    # No method or solver given: simulate's "auto" per case, the ones taken recorded (the
+    # rows tagged by the solver taken, not "auto") and the method's reason in the summary
+    assert set(results["method"]) <= {"DOP853", "Radau"} and "method_reason" in results
+    assert set(results["solver"]) <= {"composite", "recursive", "structured"}
+    sentence = summary.split("Method auto (simulate's choice per case): ")[1].split("\n")[0]
+    assert sentence.count("span × spectral radius") >= 1 and "case" in sentence
+    assert "| method |" in summary.split("## maxima and differences")[1].split("##")[0]
     # The cost table: wall time per case from the case records, per simulated second = wall / t_end.
     manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
     section = summary.split("## wall time per case")[1]

@@ -123,11 +123,13 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
         ),
         controller=(controller, Field(controller(), description="The joint controller and its gains.")),
         method=(
-            Literal[METHODS],
+            Literal[("auto", *METHODS)],
             Field(
-                "Radau",
-                description="scipy solve_ivp method, or 'Gauss': fixed-step symplectic Gauss-Legendre "
-                "collocation of order 6 for long undamped runs (give step).",
+                "auto",
+                description="'auto': simulate's choice per case, the explicit DOP853 or the implicit Radau "
+                "from the model's stiffness (spectral radius × span; the method taken and why are in "
+                "the method column and the summary); a scipy solve_ivp method; or 'Gauss': fixed-step "
+                "symplectic Gauss-Legendre collocation of order 6 for long undamped runs (give step).",
             ),
         ),
         step=(
@@ -137,11 +139,12 @@ def _analysis_schema(trajectories: tuple, controllers: tuple, solvers: tuple) ->
             ),
         ),
         solver=(
-            Literal[solvers] | Annotated[list[Literal[solvers]], Field(min_length=1)],
+            Literal[("auto", *solvers)] | Annotated[list[Literal[("auto", *solvers)]], Field(min_length=1)],
             Field(
-                "composite",
+                "auto",
                 description="Forward-dynamics solver, or several: each case then runs once per solver, "
-                "its rows tagged by solver.",
+                "its rows tagged by solver ('auto': the fastest accurate one for the model, "
+                "Model.auto_solver; its rows tagged by the solver taken).",
             ),
         ),
         rtol=(Tolerance, Field(RTOL, description="Relative tolerance of the integrator.")),
@@ -294,7 +297,11 @@ class Simulation(StudyKind):
                 caution(f"{solver}: {error}; the rows up to there are kept")
                 if frame.empty:
                     raise
-            frame.insert(0, "solver", solver)
+            taken = frame.attrs.get("solver") if solver == "auto" else None
+            frame.insert(0, "solver", taken or solver)  # "auto": the one taken (a prescribed run takes none)
+            frame["method"] = frame.attrs["method"]
+            if analysis.method == "auto":
+                frame["method_reason"] = frame.attrs["method_reason"]
             for key, value in reversed(case.columns().items()):
                 frame.insert(0, key, value)
             frame["n_dof"] = model.n_dof
@@ -334,6 +341,7 @@ class Simulation(StudyKind):
                     np.max(np.abs(group[joints].to_numpy() - group[references].to_numpy()))
                 )
             row["energy_balance_error"] = group["energy_balance_error"].abs().max()
+            row["method"] = group["method"].iloc[0]
             row["rhs_evaluations"] = int(group["nfev"].iloc[0])
             row["jacobian_evaluations"] = int(group["njev"].iloc[0])
             row["lu_decompositions"] = int(group["nlu"].iloc[0])
@@ -362,7 +370,7 @@ class Simulation(StudyKind):
         )
         text = [
             f"{analysis.t_end} s, {driving}, trajectory "
-            f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, {analysis.method} "
+            f"{analysis.trajectory.kind if analysis.trajectory else 'none'}, method {analysis.method} "
             f"(rtol {analysis.rtol:g}). Joint differences are to the finest case "
             "(most coordinates, rigid segments only without other cases; same output times)"
             + (
@@ -372,6 +380,8 @@ class Simulation(StudyKind):
                 else "; tip differences too."
             )
         ]
+        if analysis.method == "auto" and "method_reason" in results:
+            text.append(_method_text(results))
         if analysis.deflection_limit is not None:
             text.append(_limit_text(results, analysis))
         if plots:
@@ -522,6 +532,19 @@ def _limit_reached(group: pd.DataFrame, tips: list[str], limit: float) -> float:
         return np.nan
     reached = group[tips].abs().max(axis=1).to_numpy() >= limit * (1 - LIMIT_SLACK)
     return float(group["time"].to_numpy()[reached][0]) if reached.any() else np.nan
+
+
+def _method_text(results: pd.DataFrame) -> str:
+    """The integrators ``method = "auto"`` took, and why, case by case (the same reason once)."""
+    taken: dict[tuple[str, str], list[str]] = {}
+    for case, group in results.groupby("case", sort=False):
+        first = group.iloc[0]
+        taken.setdefault((first["method"], first["method_reason"]), []).append(str(case))
+    parts = [
+        f"{'case' if len(cases) == 1 else 'cases'} {', '.join(cases)}: {method} ({reason})"
+        for (method, reason), cases in taken.items()
+    ]
+    return "Method auto (simulate's choice per case): " + "; ".join(parts) + "."
 
 
 def _limit_text(results: pd.DataFrame, analysis) -> str:
