@@ -851,6 +851,9 @@ output_points = 11
     assert "| composite |" in table and "| recursive |" in table and "max_joint_error_to_reference" in table
     bad = config.replace('solver = ["composite", "recursive"]', "solver = []")
     assert run_cli("run", str(write(tmp_path, bad, "bad.toml")), "--output", str(tmp_path / "o2")) != 0
+    # "auto" takes one of the named solvers: listed beside them its rows would merge with theirs
+    bad = config.replace('solver = ["composite", "recursive"]', 'solver = ["auto", "recursive"]')
+    assert run_cli("run", str(write(tmp_path, bad, "bad.toml")), "--output", str(tmp_path / "o3")) == 2
 
 
 def test_the_command_line_starts_without_the_numerical_packages():

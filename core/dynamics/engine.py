@@ -499,7 +499,8 @@ class ChainModel(Model):
         """M(q) for :meth:`natural_frequencies` by the oracle's numpy pass up to
         :data:`ORACLE_MASS_LIMIT` coordinates: one evaluation per analysis costs milliseconds
         there, against loading numba and the kernels (~0.3 s per process, a minute's
-        compilation on a first run); above it, on a compiled model, by the compiled kernel. Both agree to round-off (tests/test_compiled.py)."""
+        compilation on a first run); above it, on a compiled model, by the compiled kernel.
+        Both agree to round-off (tests/test_compiled.py)."""
         q = np.asarray(self._check(q), dtype=float)
         if self.n_dof > ORACLE_MASS_LIMIT and self.compiled is not None:  # (loads the kernels)
             return self.compiled.mass(q)

@@ -250,6 +250,12 @@ class Simulation(StudyKind):
                 f"analysis.step: the fixed step of method 'Gauss' only (method {analysis.method!r}, "
                 f"step {analysis.step!r})"
             )
+        if "auto" in solvers_of(analysis) and len(solvers_of(analysis)) > 1:
+            # "auto" takes one of the listed solvers: its rows would merge with that solver's
+            raise ValueError(
+                "analysis.solver: 'auto' picks one solver per case; to compare solvers, list them by "
+                f"name, got {analysis.solver!r}"
+            )
         if analysis.prescribed:
             if analysis.trajectory is None:
                 raise ValueError(
