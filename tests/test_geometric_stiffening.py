@@ -653,3 +653,33 @@ def test_compiled_stiffening_terms_are_exercised():
         changes["qdd"] = solve_errors(model, classic, q, qd, tau)["recursive"]
         for name, change in changes.items():
             assert change > 1e-6, name
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda arm: FiniteElementModel(arm, elements=5, geometric_stiffening=True),
+        lambda arm: AssumedModesModel(arm, modes=4, geometric_stiffening=True),
+    ],
+    ids=["fem", "amm"],
+)
+def test_foreshortening_at_points_is_the_slope_gram_form(make):
+    """u(s) = −½ ∫₀ˢ |w'|² at a beam point (point_positions' axial shortening), integrated from
+    the slopes, equals −½ Σ_a δ_aᵀ H(s) δ_a with H from slope_products (the element basis's exact
+    slope Gram; the assumed modes' composite Gauss rule): the same integral, to round-off
+    (measured 4.8e-16 FEM, 8.2e-16 AMM, of max|u|; bound 1e-13), at breaks, inside elements, at the ends."""
+    from core.dynamics.basis import foreshortening_at, slope_products
+
+    model = make(presets.lumped_two_link())
+    basis, body = model.bases[2], model.bodies[2]
+    rng = np.random.default_rng(7)
+    delta = 0.05 * rng.standard_normal((3, body.n_coordinates))
+    planes = [body.plane(delta, plane) for plane in range(body.planes)]
+    length = basis.length
+    points = np.array([0.0, 0.2, 0.4, 0.5137, 1.0]) * length
+    got = foreshortening_at(basis, points, planes)
+    assert got.shape == (3, points.size) and np.all(got[:, 0] == 0.0)
+    for p, s in enumerate(points):
+        H = slope_products(basis, (1.0,), s)
+        expected = -0.5 * sum(np.einsum("bi,ij,bj->b", d, H, d) for d in planes)
+        assert np.max(np.abs(got[:, p] - expected)) <= 1e-13 * max(np.max(np.abs(expected)), 1e-300), s

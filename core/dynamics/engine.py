@@ -56,7 +56,7 @@ import numpy as np
 
 from core.arm import Arm
 from core.dynamics import oracle
-from core.dynamics.basis import BeamBasis, TranslatingBasis
+from core.dynamics.basis import BeamBasis, TranslatingBasis, foreshortening_at
 from core.dynamics.elastic import bending_block, deformation_coordinates, following_stiffness, link_damping
 from core.dynamics.flexible_body import FlexibleBody, TranslatingBody
 from core.dynamics.kinematics import ChainKinematics, TipMap, check_free_length
@@ -637,14 +637,9 @@ class ChainModel(Model):
             local[..., 1] = np.einsum("bnp,bn->bp", values, body.plane(delta, 0))
             local[..., 2] = np.einsum("bnp,bn->bp", values, body.plane(delta, 1))
             local[:, here <= 0.0, 1:] = 0.0
-            if self.geometric_stiffening:  # the axial foreshortening u(s) = −½ Σ_a δ_aᵀ H(s) δ_a
-                from core.dynamics.basis import slope_products
-
-                for p, s_p in enumerate(here):
-                    H = slope_products(basis, (1.0,), float(np.clip(s_p, 0.0, basis.length)))
-                    for plane in range(body.planes):
-                        d = body.plane(delta, plane)
-                        local[:, p, 0] -= 0.5 * np.einsum("bi,ij,bj->b", d, H, d)
+            if self.geometric_stiffening:  # the axial foreshortening u(s) = −½ ∫₀ˢ |w'|² dσ
+                planes = [body.plane(delta, plane) for plane in range(body.planes)]
+                local[..., 0] += foreshortening_at(basis, np.clip(here, 0.0, basis.length), planes)
             out[:, at] = f.p_link[:, None] + np.einsum("bij,bpj->bpi", f.R_body, local)
         return out
 
