@@ -130,3 +130,160 @@ def test_a_forked_pool_is_warmed_up_once_in_the_parent(tmp_path, monkeypatch):
     assert seen == [sorted(case.number for case in runner.warm_cases(arm, cases))]  # the parent, once
     records = [json.loads(path.read_text()) for path in sorted((tmp_path / "out" / "cases").glob("*.json"))]
     assert len(records) == len(cases) and all(record["warm_up"] is None for record in records)
+
+
+#: Run in a fresh process (a test process has loaded kernels already): a study kind's warm-up,
+#: then the study's heaviest case of each backend, counting the kernel overloads each phase adds
+#: (loaded from numba's cache or compiled). Prints {"warm_up": [...], "cases": [...]}.
+_FRESH_PROCESS = """
+import json, sys, tomllib
+import numba.core.dispatcher as dispatcher
+from studies import runner
+from studies.config import build_arm, expand_cases, parse_config
+
+added = []
+original = dispatcher.Dispatcher.compile
+
+def compile(self, signature):
+    before = len(self.overloads)
+    result = original(self, signature)
+    if len(self.overloads) > before:
+        added.append(self.py_func.__qualname__)
+    return result
+
+dispatcher.Dispatcher.compile = compile
+config = parse_config(tomllib.loads(sys.argv[1]))
+arm, cases = build_arm(config.arm), expand_cases(config)
+kind = runner.KINDS[config.study.kind]
+analysis = kind.analysis_schema.model_validate(config.analysis)
+shown = runner.warm_cases(arm, cases)
+assert runner._warm_up(config.study.kind, 1, arm.to_dict(), shown, analysis.model_dump(mode="json")) is not None
+warm, added[:] = list(added), []
+for backend in ("amm", "fem"):
+    heaviest = max((c for c in cases if c.discretization.backend == backend),
+                   key=lambda c: c.discretization.coordinates(arm))
+    kind.run_case(arm, heaviest, analysis)
+print(json.dumps({"warm_up": warm, "cases": added}))
+"""
+
+_STUDIES = {
+    # the space arm's path: feed-forward torques read in the compiled DOP853 loop, two solvers
+    "compiled DOP853": """
+        [study]
+        name = "warm-explicit"
+        kind = "simulation"
+        [arm]
+        preset = "space-arm-3link"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [1, 2]
+        elements = [1, 2]
+        [analysis]
+        t_end = 0.05
+        controller = { kind = "feed-forward" }
+        trajectory = { kind = "cycloidal", k = [0.075, 0.05, 0.1], T = [10.0, 5.0, 5.0] }
+        solver = ["composite", "recursive"]
+        method = "DOP853"
+        output_points = 6
+        """,
+    # method "auto" on a PD-tracked arm, and prescribed motion (the spin-up's path)
+    "auto": """
+        [study]
+        name = "warm-auto"
+        kind = "simulation"
+        [arm]
+        preset = "one-flexible-link"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [1, 3]
+        elements = [1, 3]
+        [analysis]
+        t_end = 0.05
+        controller = { kind = "pd", kp = 5.0, kd = 0.5 }
+        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
+        output_points = 6
+        """,
+    # LSODA calls its Jacobian only once it turns stiff: the warm-up's few steps take Radau
+    "LSODA": """
+        [study]
+        name = "warm-lsoda"
+        kind = "simulation"
+        [arm]
+        preset = "one-flexible-link"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [1, 3]
+        elements = [1, 3]
+        [analysis]
+        t_end = 0.05
+        controller = { kind = "pd", kp = 5.0, kd = 0.5 }
+        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
+        method = "LSODA"
+        output_points = 6
+        """,
+    "prescribed": """
+        [study]
+        name = "warm-prescribed"
+        kind = "simulation"
+        [arm]
+        preset = "one-flexible-link"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [1, 3]
+        elements = [1, 3]
+        [analysis]
+        t_end = 0.05
+        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
+        prescribed = true
+        output_points = 6
+        """,
+    # the translating link's eigenvalues, tabulated prescribed simulation and energy rows
+    "stability": """
+        [study]
+        name = "warm-stability"
+        kind = "stability"
+        [arm]
+        preset = "rrp-translating"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-mass"]
+        modes = [1, 2]
+        elements = [1, 2]
+        [analysis]
+        lengths = [0.9, 1.0]
+        start = [0.0, 0.0]
+        end = [0.1, -0.1]
+        T = 0.02
+        blend = 0.01
+        eigen_points = 3
+        output_points = 5
+        method = "LSODA"
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STUDIES))
+def test_the_warm_up_loads_every_kernel_the_cases_call(name):
+    """After a simulation or stability study's warm-up (a short run of the lightest case of each
+    backend),
+    the heaviest cases load no compiled kernel: a forked pool's workers inherit them all, and
+    no case's (or first solver's) wall time carries their loading. The warm-up itself must
+    have loaded some, or the check would pass for a study that calls none."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS, textwrap.dedent(_STUDIES[name])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded["warm_up"], "the warm-up loaded no kernel"
+    assert loaded["cases"] == [], loaded

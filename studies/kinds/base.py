@@ -30,6 +30,24 @@ def with_rows(tables: dict[str, pd.DataFrame], optional: dict[str, pd.DataFrame]
     return {**tables, **{title: table for title, table in optional.items() if not table.empty}}
 
 
+def lightest_by_backend(arm: Arm, cases: list[Case]) -> dict[str, Case]:
+    """The case of fewest coordinates of each backend among ``cases`` (counted without building
+    a model), by backend in the order of ``cases``: what a kind's :meth:`StudyKind.warm_up` runs."""
+    lightest: dict[str, tuple[int, Case]] = {}
+    for case in cases:
+        size, backend = case.discretization.coordinates(arm), case.discretization.backend
+        if backend not in lightest or size < lightest[backend][0]:
+            lightest[backend] = (size, case)
+    return {backend: case for backend, (_, case) in lightest.items()}
+
+
+def warm_up_method(method: str) -> str:
+    """The integrator of a warm-up's short run for a study's ``method``: LSODA calls the
+    Jacobian only once it has switched to its stiff method, never in a few steps, and Radau
+    calls the same Jacobian at its first step; any other method as is."""
+    return "Radau" if method == "LSODA" else method
+
+
 class AnalysisSchema(BaseModel):
     """The base of every kind's ``[analysis]`` schema: unknown keys are errors, values frozen."""
 

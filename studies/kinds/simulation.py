@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model
 
 from core.analysis.controllers import CONTROLLERS
+from core.analysis.method_choice import choose_method
 from core.analysis.simulation import ATOL, METHODS, RTOL, SimulationError, simulate
 from core.analysis.trajectories import TRAJECTORIES
 from core.dynamics.model import SOLVERS
@@ -38,7 +39,7 @@ from studies.discretizations import (
     label_of,
     sweep_columns,
 )
-from studies.kinds.base import StudyKind, caution
+from studies.kinds.base import StudyKind, caution, lightest_by_backend, warm_up_method
 from studies.limits import AtMost, Deflection, Duration, JointValue, Span, Tolerance
 from studies.progress import simulation_progress
 from studies.text import counted
@@ -46,6 +47,10 @@ from studies.text import counted
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
 
+
+#: The warm-up's run (:meth:`Simulation.warm_up`), a fraction of the study's ``t_end``: a step or
+#: a few of the integrator, enough for every kernel of the cases to be called once.
+WARM_UP_SPAN = 1e-6
 
 #: Output times of a simulation: every one is a row of every case and solver (a row is a few
 #: hundred bytes in memory and in results.csv).
@@ -218,6 +223,27 @@ def _initial_joints(arm, analysis) -> tuple[np.ndarray, object]:
     return q0, trajectory
 
 
+def _run(arm, analysis, model, q0, trajectory, solver, t_end, method, times):
+    """:func:`simulate` of ``model`` from q0 over (0, ``t_end``) with the study's settings, one
+    ``solver`` and ``method``, rows at ``times``."""
+    return simulate(
+        model,
+        (0.0, t_end),
+        q0,
+        controller=_controller(analysis.controller, arm),
+        trajectory=trajectory,
+        method=method,
+        step=analysis.step,
+        solver=solver,
+        rtol=analysis.rtol,
+        atol=analysis.atol,
+        t_eval=times,
+        progress=simulation_progress(solver, t_end),
+        prescribed=analysis.prescribed,
+        deflection_limit=analysis.deflection_limit,
+    )
+
+
 def solvers_of(analysis) -> list[str]:
     """The solvers of ``analysis.solver`` (a name or a list), each once, in order."""
     names = [analysis.solver] if isinstance(analysis.solver, str) else analysis.solver
@@ -272,6 +298,32 @@ class Simulation(StudyKind):
                     f"got {analysis.solver!r}"
                 )
 
+    def warm_up(self, arm, cases, analysis):
+        """A short run of the lightest case of each backend with the study's own settings
+        (controller, trajectory, method, every solver, prescribed motion, deflection limit) over
+        :data:`WARM_UP_SPAN` of ``t_end`` (one step of a fixed-step method): it loads the
+        compiled kernels the cases call (the right-hand side or the compiled DOP853 loop, the
+        Jacobian of an implicit method, the mass matrix and inverse dynamics of the rows), so a
+        pool's forked workers inherit them and no case's or solver's ``wall_time_s`` carries
+        their loading (the space arm's first case carried ~0.5 s of its ~3 s). With
+        ``method = "auto"`` the light model's choice over the full span is the method run (Radau
+        for LSODA: :func:`~studies.kinds.base.warm_up_method`)."""
+        q0_joints, trajectory = _initial_joints(arm, analysis)
+        span = analysis.step if analysis.step is not None else WARM_UP_SPAN * analysis.t_end
+        span = min(span, analysis.t_end)
+        for light in lightest_by_backend(arm, cases).values():
+            model, q0 = light.discretization.build_at(arm, q0_joints)
+            for solver in solvers_of(analysis):
+                method = analysis.method
+                if method == "auto":
+                    taken = model.auto_solver() if solver == "auto" else solver
+                    span_method = (0.0, analysis.t_end)
+                    method = choose_method(
+                        model, span_method, q0, prescribed=analysis.prescribed, solver=taken
+                    )[0]
+                method = warm_up_method(method)
+                _run(arm, analysis, model, q0, trajectory, solver, span, method, np.array([0.0, span]))
+
     def run_case(self, arm, case, analysis):
         q0_joints, trajectory = _initial_joints(arm, analysis)
         model, q0 = case.discretization.build_at(arm, q0_joints)
@@ -282,21 +334,8 @@ class Simulation(StudyKind):
         rows = []
         for solver in solvers_of(analysis):
             try:
-                frame = simulate(
-                    model,
-                    (0.0, analysis.t_end),
-                    q0,
-                    controller=_controller(analysis.controller, arm),
-                    trajectory=trajectory,
-                    method=analysis.method,
-                    step=analysis.step,
-                    solver=solver,
-                    rtol=analysis.rtol,
-                    atol=analysis.atol,
-                    t_eval=times,
-                    progress=simulation_progress(solver, analysis.t_end),
-                    prescribed=analysis.prescribed,
-                    deflection_limit=analysis.deflection_limit,
+                frame = _run(
+                    arm, analysis, model, q0, trajectory, solver, analysis.t_end, analysis.method, times
                 )
             except SimulationError as error:  # keep what was computed (a diverging model may fail)
                 frame = error.frame

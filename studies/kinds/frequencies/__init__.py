@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from core.analysis.modes import FIELD_POINTS
 from core.arm import Arm
 from studies.discretizations import Discretization, case_keys, finest_case, label_of, per_case
-from studies.kinds.base import StudyKind, with_rows
+from studies.kinds.base import StudyKind, lightest_by_backend, with_rows
 from studies.kinds.frequencies.agreement import (
     PLOTTED_MODES,
     CaseModes,
@@ -94,11 +94,8 @@ class Frequencies(StudyKind):
         for case in cases:
             backend = case.discretization.backend
             heaviest[backend] = max(heaviest.get(backend, 0), case.discretization.coordinates(arm))
-        for backend, size in heaviest.items():
-            light = min(
-                (c for c in cases if c.discretization.backend == backend),
-                key=lambda c: c.discretization.coordinates(arm),
-            )
+        for backend, light in lightest_by_backend(arm, cases).items():
+            size = heaviest[backend]
             frequency_rows(arm, light, analysis, warn_short=False)
             if size > STRUCTURED_MINIMUM and not light.discretization.geometric_stiffening:
                 model, q = light.discretization.build_at(arm, analysis.joint_values(arm))
