@@ -452,7 +452,7 @@ def run_study(
     def status_file(case: Case) -> str | None:
         return str(folder / "cases" / f"{case.number:04d}.progress") if progress else None
 
-    warm = warm_cases(arm, cases)
+    warm = warm_cases(arm, todo)  # of the cases this run computes (a resume reuses the others)
     tasks = [
         (config.study.kind, arm_data, case, analysis_data, threads, status_file(case), warm) for case in todo
     ]

@@ -287,3 +287,26 @@ def test_the_warm_up_loads_every_kernel_the_cases_call(name):
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded["warm_up"], "the warm-up loaded no kernel"
     assert loaded["cases"] == [], loaded
+
+
+def test_a_resumed_run_warms_up_for_the_cases_it_computes(tmp_path, monkeypatch):
+    """The warm-up is shown the cases a run computes, not those a resume reuses: a study whose
+    assumed-modes cases are finished warms up for its finite-element cases alone."""
+    monkeypatch.setattr(runner, "_WARM", set())
+    seen: list[set[str]] = []
+    original = runner._warm_up
+
+    def recorded(kind_name, blas_threads, arm_data, cases, analysis_data):
+        if kind_name not in runner._WARM:  # it runs (once per process and kind)
+            seen.append({case.discretization.backend for case in cases})
+        return original(kind_name, blas_threads, arm_data, cases, analysis_data)
+
+    monkeypatch.setattr(runner, "_warm_up", recorded)
+    serial = QUICK + '\n[execution]\nexecutor = "serial"\n'
+    amm_only, _, _ = study(serial.replace('backends = ["amm", "fem"]', 'backends = ["amm"]'))
+    assert runner.run_study(amm_only, output=tmp_path / "out", progress=False).ok
+    assert seen == [{"amm"}]
+    monkeypatch.setattr(runner, "_WARM", set())
+    both, _, _ = study(serial)
+    assert runner.run_study(both, output=tmp_path / "out", resume=True, progress=False).ok
+    assert seen[1:] == [{"fem"}]
