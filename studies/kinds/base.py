@@ -41,6 +41,12 @@ def lightest_by_backend(arm: Arm, cases: list[Case]) -> dict[str, Case]:
     return {backend: case for backend, (_, case) in lightest.items()}
 
 
+#: The span of a warm-up's short run (:meth:`StudyKind.warm_up` of the simulation and stability
+#: kinds), a fraction of the study's: a step or a few of the integrator, enough for every kernel
+#: the cases call to be called once.
+WARM_UP_SPAN = 1e-6
+
+
 def warm_up_method(method: str) -> str:
     """The integrator of a warm-up's short run for a study's ``method``: LSODA calls the
     Jacobian only once it has switched to its stiff method, never in a few steps, and Radau

@@ -39,7 +39,7 @@ from studies.discretizations import (
     label_of,
     sweep_columns,
 )
-from studies.kinds.base import StudyKind, caution, lightest_by_backend, warm_up_method
+from studies.kinds.base import WARM_UP_SPAN, StudyKind, caution, lightest_by_backend, warm_up_method
 from studies.limits import AtMost, Deflection, Duration, JointValue, Span, Tolerance
 from studies.progress import simulation_progress
 from studies.text import counted
@@ -47,10 +47,6 @@ from studies.text import counted
 if TYPE_CHECKING:  # validating a config needs no pandas
     import pandas as pd
 
-
-#: The warm-up's run (:meth:`Simulation.warm_up`), a fraction of the study's ``t_end``: a step or
-#: a few of the integrator, enough for every kernel of the cases to be called once.
-WARM_UP_SPAN = 1e-6
 
 #: Output times of a simulation: every one is a row of every case and solver (a row is a few
 #: hundred bytes in memory and in results.csv).
@@ -300,14 +296,14 @@ class Simulation(StudyKind):
 
     def warm_up(self, arm, cases, analysis):
         """A short run of the lightest case of each backend with the study's own settings
-        (controller, trajectory, method, every solver, prescribed motion, deflection limit) over
-        :data:`WARM_UP_SPAN` of ``t_end`` (one step of a fixed-step method): it loads the
-        compiled kernels the cases call (the right-hand side or the compiled DOP853 loop, the
-        Jacobian of an implicit method, the mass matrix and inverse dynamics of the rows), so a
-        pool's forked workers inherit them and no case's or solver's ``wall_time_s`` carries
-        their loading (the space arm's first case carried ~0.5 s of its ~3 s). With
-        ``method = "auto"`` the light model's choice over the full span is the method run (Radau
-        for LSODA: :func:`~studies.kinds.base.warm_up_method`)."""
+        (controller, trajectory, method, every solver, prescribed motion, deflection limit)
+        over :data:`~studies.kinds.base.WARM_UP_SPAN` of ``t_end`` (one step of a fixed-step
+        method): it loads the compiled kernels the cases call (the right-hand side or the
+        compiled DOP853 loop, the Jacobian of an implicit method, the mass matrix and inverse
+        dynamics of the rows), so a pool's forked workers inherit them and no case's or
+        solver's ``wall_time_s`` carries their loading (the space arm's first case carried
+        ~0.5 s of its ~3 s). With ``method = "auto"`` the light model's choice over the full
+        span is the method run (Radau for LSODA: :func:`~studies.kinds.base.warm_up_method`)."""
         q0_joints, trajectory = _initial_joints(arm, analysis)
         span = analysis.step if analysis.step is not None else WARM_UP_SPAN * analysis.t_end
         span = min(span, analysis.t_end)
@@ -317,10 +313,8 @@ class Simulation(StudyKind):
                 method = analysis.method
                 if method == "auto":
                     taken = model.auto_solver() if solver == "auto" else solver
-                    span_method = (0.0, analysis.t_end)
-                    method = choose_method(
-                        model, span_method, q0, prescribed=analysis.prescribed, solver=taken
-                    )[0]
+                    whole = (0.0, analysis.t_end)
+                    method = choose_method(model, whole, q0, prescribed=analysis.prescribed, solver=taken)[0]
                 method = warm_up_method(method)
                 _run(arm, analysis, model, q0, trajectory, solver, span, method, np.array([0.0, span]))
 

@@ -108,7 +108,7 @@ from core.analysis.simulation import SimulationError, simulate
 from core.analysis.trajectories import ParabolicBlend
 from shapes.beta_ode import TABLE_POINTS
 from studies.discretizations import label_of
-from studies.kinds.base import StudyKind, lightest_by_backend, warm_up_method, with_rows
+from studies.kinds.base import WARM_UP_SPAN, StudyKind, lightest_by_backend, warm_up_method, with_rows
 from studies.kinds.stability.analysis import (
     StabilityAnalysis,
     checked_link,
@@ -124,9 +124,6 @@ from studies.kinds.stability.analysis import (
 from studies.kinds.stability.trackers import ODE_ATOL, ODE_RTOL, RHS_STATES, RHS_TRACKERS, tracker_tables
 from studies.progress import simulation_progress
 
-#: The warm-up's maneuver (:meth:`Stability.warm_up`), a fraction of the study's: a few steps.
-WARM_UP_SPAN = 1e-6
-
 
 class Stability(StudyKind):
     analysis_schema = StabilityAnalysis
@@ -135,7 +132,7 @@ class Stability(StudyKind):
         checked_link(arm, analysis)
 
     def warm_up(self, arm, cases, analysis):
-        """:meth:`run_case` of the lightest case of each backend over :data:`WARM_UP_SPAN` of the
+        """:meth:`run_case` of the lightest case of each backend over :data:`~studies.kinds.base.WARM_UP_SPAN` of the
         maneuver, with one eigenvalue time and two output times (and Radau for LSODA,
         :func:`~studies.kinds.base.warm_up_method`): the eigen-solves, the tabulated or direct
         simulation and the energy rows load the compiled kernels the cases call, so a
