@@ -241,6 +241,35 @@ _STUDIES = {
         prescribed = true
         output_points = 6
         """,
+    # the linearization of the zero dynamics
+    "zero-dynamics": """
+        [study]
+        name = "warm-zeros"
+        kind = "zero-dynamics"
+        [arm]
+        preset = "one-flexible-link"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [1, 3]
+        elements = [1, 3]
+        """,
+    # the property checks and the energy-conservation simulation (compiled DOP853)
+    "verify": """
+        [study]
+        name = "warm-verify"
+        kind = "verify"
+        [arm]
+        preset = "azimuth-elevation"
+        [sweep]
+        backends = ["amm", "fem"]
+        shapes = ["clamped-free"]
+        modes = [1, 2]
+        elements = [1, 2]
+        [analysis]
+        samples = 2
+        simulate = 0.01
+        """,
     # the translating link's eigenvalues, tabulated prescribed simulation and energy rows
     "stability": """
         [study]
@@ -268,8 +297,7 @@ _STUDIES = {
 
 @pytest.mark.parametrize("name", sorted(_STUDIES))
 def test_the_warm_up_loads_every_kernel_the_cases_call(name):
-    """After a simulation or stability study's warm-up (a short run of the lightest case of each
-    backend),
+    """After a study's warm-up (a short run of the lightest case of each backend),
     the heaviest cases load no compiled kernel: a forked pool's workers inherit them all, and
     no case's (or first solver's) wall time carries their loading. The warm-up itself must
     have loaded some, or the check would pass for a study that calls none."""
