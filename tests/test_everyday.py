@@ -159,7 +159,7 @@ analysis = kind.analysis_schema.model_validate(config.analysis)
 shown = runner.warm_cases(arm, cases)
 assert runner._warm_up(config.study.kind, 1, arm.to_dict(), shown, analysis.model_dump(mode="json")) is not None
 warm, added[:] = list(added), []
-for backend in ("amm", "fem"):
+for backend in dict.fromkeys(c.discretization.backend for c in cases):
     heaviest = max((c for c in cases if c.discretization.backend == backend),
                    key=lambda c: c.discretization.coordinates(arm))
     kind.run_case(arm, heaviest, analysis)
@@ -240,6 +240,24 @@ _STUDIES = {
         trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
         prescribed = true
         output_points = 6
+        """,
+    # the engine side of the symbolic comparisons (the derivation itself is the case's)
+    "symbolic": """
+        [study]
+        name = "warm-symbolic"
+        kind = "symbolic"
+        [arm]
+        preset = "one-flexible-link"
+        [sweep]
+        backends = ["amm"]
+        shapes = ["clamped-free"]
+        modes = [1, 2]
+        [analysis]
+        check_states = 2
+        budget = 0.0
+        latex = false
+        operations = false
+        preview_characters = 0
         """,
     # the linearization of the zero dynamics
     "zero-dynamics": """
