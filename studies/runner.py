@@ -133,6 +133,9 @@ def _load_blas() -> None:
     import scipy.linalg  # noqa: F401
 
 
+#: The progress bar's note while the runner warms up before its pool starts.
+WARMING_UP = "warming up: imports and compiled kernels (compiled once per machine, 1-3 min)"
+
 #: Kinds warmed up in this process (see :func:`_warm_up`).
 _WARM: set[str] = set()
 
@@ -531,20 +534,24 @@ def _run_cases(
     ``cases/`` the moment it finishes; every case's outcome by number (``finished``: those
     reused, as recorded)."""
     executor = EXECUTORS[config.execution.executor]
-    if config.execution.executor == "processes" and tasks and _forks():
-        # The pool's workers are forked from this process: warmed up here, once, they start with
-        # the imports and compiled kernels in (each worker's own warm-up cost the convergence
-        # example, 15 cases of 8 ms, more than its two workers saved: 2.39 s wall against 2.07 s
-        # serial). The warm-up's time then enters no case, as for a warm worker's later cases.
-        kind_name, arm_data, case, analysis_data, threads, _, warm = tasks[0]
-        _load_blas()
-        _warm_up(kind_name, threads, arm_data, warm or [case], analysis_data)
-    outcomes: dict[int, dict] = dict(finished)
     bar = _progress(total, len(finished), progress)
-    status = None if bar is None else StatusLine(folder, bar)
-    if status is not None:
-        status.start()
+    outcomes: dict[int, dict] = dict(finished)
+    status = None
     try:
+        if config.execution.executor == "processes" and tasks and _forks():
+            # The pool's workers are forked from this process: warmed up here, once, they start
+            # with the imports and compiled kernels in (each worker's own warm-up cost the
+            # convergence example, 15 cases of 8 ms, more than its two workers saved: 2.39 s wall
+            # against 2.07 s serial). The warm-up's time then enters no case, as for a warm
+            # worker's later cases.
+            kind_name, arm_data, case, analysis_data, threads, _, warm = tasks[0]
+            if bar is not None:  # minutes when a machine's first run compiles the kernels
+                bar.set_postfix_str(WARMING_UP, refresh=True)
+            _load_blas()
+            _warm_up(kind_name, threads, arm_data, warm or [case], analysis_data)
+        if bar is not None:
+            status = StatusLine(folder, bar)
+            status.start()
         for task, outcome in executor(execute_case, tasks, workers, config.execution.scheduler):
             number = outcome["case"]
             stem = folder / "cases" / f"{number:04d}"

@@ -29,6 +29,10 @@ workers = 2
 """
 
 
+#: How long the run may take to start its pool [s] (its warm-up may compile the kernels).
+POOL_START = 900
+
+
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(c) for c in path.read_text().split()] if path.exists() else []
@@ -47,7 +51,9 @@ def _start(tmp_path) -> tuple[subprocess.Popen, list[int]]:
     code = "import sys; from studies.cli import main; sys.exit(main(sys.argv[1:]))"
     argv = [sys.executable, "-c", code, "run", str(tmp_path / "long.toml"), "--output", str(tmp_path / "out")]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
+    # The pool starts after the parent's warm-up, which compiles the kernels on an empty cache
+    # (a machine's first run, as CI's: minutes on a busy two-core machine).
+    deadline = time.monotonic() + POOL_START
     workers: list[int] = []
     while time.monotonic() < deadline and len(workers) < 2:
         time.sleep(0.2)

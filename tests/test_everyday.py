@@ -166,150 +166,66 @@ for backend in dict.fromkeys(c.discretization.backend for c in cases):
 print(json.dumps({"warm_up": warm, "cases": added}))
 """
 
+
+def _study(kind, preset, analysis="", shapes="clamped-free", modes=(1, 3), elements=(1, 3)) -> str:
+    """A study of ``kind`` on ``preset`` sweeping both backends (or the assumed modes alone:
+    ``elements=None``), TOML; ``analysis``: its [analysis] lines."""
+    backends = '["amm"]' if elements is None else '["amm", "fem"]'
+    sizes = f"modes = {list(modes)}" + ("" if elements is None else f"\nelements = {list(elements)}")
+    return (
+        f'[study]\nname = "warm-{kind}"\nkind = "{kind}"\n[arm]\npreset = "{preset}"\n'
+        f'[sweep]\nbackends = {backends}\nshapes = ["{shapes}"]\n{sizes}\n[analysis]\n{analysis}\n'
+    )
+
+
+#: A one-link maneuver of the simulation kind (with ``controller`` unless prescribed).
+_MANEUVER = (
+    't_end = 0.05\noutput_points = 6\ntrajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, '
+    "blend = 0.1 }\n"
+)
+_TRACKED = _MANEUVER + 'controller = { kind = "pd", kp = 5.0, kd = 0.5 }\n'
+
 _STUDIES = {
     # the space arm's path: feed-forward torques read in the compiled DOP853 loop, two solvers
-    "compiled DOP853": """
-        [study]
-        name = "warm-explicit"
-        kind = "simulation"
-        [arm]
-        preset = "space-arm-3link"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-free"]
-        modes = [1, 2]
-        elements = [1, 2]
-        [analysis]
-        t_end = 0.05
-        controller = { kind = "feed-forward" }
-        trajectory = { kind = "cycloidal", k = [0.075, 0.05, 0.1], T = [10.0, 5.0, 5.0] }
-        solver = ["composite", "recursive"]
-        method = "DOP853"
-        output_points = 6
-        """,
-    # method "auto" on a PD-tracked arm, and prescribed motion (the spin-up's path)
-    "auto": """
-        [study]
-        name = "warm-auto"
-        kind = "simulation"
-        [arm]
-        preset = "one-flexible-link"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-free"]
-        modes = [1, 3]
-        elements = [1, 3]
-        [analysis]
-        t_end = 0.05
-        controller = { kind = "pd", kp = 5.0, kd = 0.5 }
-        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
-        output_points = 6
-        """,
+    "compiled DOP853": _study(
+        "simulation",
+        "space-arm-3link",
+        't_end = 0.05\noutput_points = 6\ncontroller = { kind = "feed-forward" }\n'
+        'trajectory = { kind = "cycloidal", k = [0.075, 0.05, 0.1], T = [10.0, 5.0, 5.0] }\n'
+        'solver = ["composite", "recursive"]\nmethod = "DOP853"',
+        modes=(1, 2),
+        elements=(1, 2),
+    ),
+    # method "auto" on a PD-tracked arm
+    "auto": _study("simulation", "one-flexible-link", _TRACKED),
     # LSODA calls its Jacobian only once it turns stiff: the warm-up's few steps take Radau
-    "LSODA": """
-        [study]
-        name = "warm-lsoda"
-        kind = "simulation"
-        [arm]
-        preset = "one-flexible-link"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-free"]
-        modes = [1, 3]
-        elements = [1, 3]
-        [analysis]
-        t_end = 0.05
-        controller = { kind = "pd", kp = 5.0, kd = 0.5 }
-        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
-        method = "LSODA"
-        output_points = 6
-        """,
-    "prescribed": """
-        [study]
-        name = "warm-prescribed"
-        kind = "simulation"
-        [arm]
-        preset = "one-flexible-link"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-free"]
-        modes = [1, 3]
-        elements = [1, 3]
-        [analysis]
-        t_end = 0.05
-        trajectory = { kind = "parabolic-blend", q_end = [0.3], T = 0.2, blend = 0.1 }
-        prescribed = true
-        output_points = 6
-        """,
+    "LSODA": _study("simulation", "one-flexible-link", _TRACKED + 'method = "LSODA"'),
+    # prescribed motion (the spin-up's path)
+    "prescribed": _study("simulation", "one-flexible-link", _MANEUVER + "prescribed = true"),
     # the engine side of the symbolic comparisons (the derivation itself is the case's)
-    "symbolic": """
-        [study]
-        name = "warm-symbolic"
-        kind = "symbolic"
-        [arm]
-        preset = "one-flexible-link"
-        [sweep]
-        backends = ["amm"]
-        shapes = ["clamped-free"]
-        modes = [1, 2]
-        [analysis]
-        check_states = 2
-        budget = 0.0
-        latex = false
-        operations = false
-        preview_characters = 0
-        """,
+    "symbolic": _study(
+        "symbolic",
+        "one-flexible-link",
+        "check_states = 2\nbudget = 0.0\nlatex = false\noperations = false\npreview_characters = 0",
+        modes=(1, 2),
+        elements=None,
+    ),
     # the linearization of the zero dynamics
-    "zero-dynamics": """
-        [study]
-        name = "warm-zeros"
-        kind = "zero-dynamics"
-        [arm]
-        preset = "one-flexible-link"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-free"]
-        modes = [1, 3]
-        elements = [1, 3]
-        """,
+    "zero-dynamics": _study("zero-dynamics", "one-flexible-link"),
     # the property checks and the energy-conservation simulation (compiled DOP853)
-    "verify": """
-        [study]
-        name = "warm-verify"
-        kind = "verify"
-        [arm]
-        preset = "azimuth-elevation"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-free"]
-        modes = [1, 2]
-        elements = [1, 2]
-        [analysis]
-        samples = 2
-        simulate = 0.01
-        """,
+    "verify": _study(
+        "verify", "azimuth-elevation", "samples = 2\nsimulate = 0.01", modes=(1, 2), elements=(1, 2)
+    ),
     # the translating link's eigenvalues, tabulated prescribed simulation and energy rows
-    "stability": """
-        [study]
-        name = "warm-stability"
-        kind = "stability"
-        [arm]
-        preset = "rrp-translating"
-        [sweep]
-        backends = ["amm", "fem"]
-        shapes = ["clamped-mass"]
-        modes = [1, 2]
-        elements = [1, 2]
-        [analysis]
-        lengths = [0.9, 1.0]
-        start = [0.0, 0.0]
-        end = [0.1, -0.1]
-        T = 0.02
-        blend = 0.01
-        eigen_points = 3
-        output_points = 5
-        method = "LSODA"
-        """,
+    "stability": _study(
+        "stability",
+        "rrp-translating",
+        "lengths = [0.9, 1.0]\nstart = [0.0, 0.0]\nend = [0.1, -0.1]\nT = 0.02\nblend = 0.01\n"
+        'eigen_points = 3\noutput_points = 5\nmethod = "LSODA"',
+        shapes="clamped-mass",
+        modes=(1, 2),
+        elements=(1, 2),
+    ),
 }
 
 
@@ -324,7 +240,7 @@ def test_the_warm_up_loads_every_kernel_the_cases_call(name):
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-c", _FRESH_PROCESS, textwrap.dedent(_STUDIES[name])],
+        [sys.executable, "-c", _FRESH_PROCESS, _STUDIES[name]],
         capture_output=True,
         text=True,
         check=False,
@@ -356,3 +272,16 @@ def test_a_resumed_run_warms_up_for_the_cases_it_computes(tmp_path, monkeypatch)
     both, _, _ = study(serial)
     assert runner.run_study(both, output=tmp_path / "out", resume=True, progress=False).ok
     assert seen[1:] == [{"fem"}]
+
+
+def test_the_progress_bar_says_when_the_parent_warms_up(tmp_path, monkeypatch, capsys):
+    """Before a forked pool starts, the parent's warm-up (minutes when a machine's first run
+    compiles the kernels) is named on the progress bar, not a silent wait."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("workers are not forked here: each warms itself up")
+    monkeypatch.setattr(runner, "_WARM", set())
+    config, _, cases = study(QUICK + '\n[execution]\nexecutor = "processes"\nworkers = 2\n')
+    assert runner.run_study(config, output=tmp_path / "out", progress=True).ok
+    assert runner.WARMING_UP in capsys.readouterr().err
