@@ -282,6 +282,6 @@ def test_the_progress_bar_says_when_the_parent_warms_up(tmp_path, monkeypatch, c
     if multiprocessing.get_start_method() != "fork":
         pytest.skip("workers are not forked here: each warms itself up")
     monkeypatch.setattr(runner, "_WARM", set())
-    config, _, cases = study(QUICK + '\n[execution]\nexecutor = "processes"\nworkers = 2\n')
+    config, _, _ = study(QUICK + '\n[execution]\nexecutor = "processes"\nworkers = 2\n')
     assert runner.run_study(config, output=tmp_path / "out", progress=True).ok
     assert runner.WARMING_UP in capsys.readouterr().err
