@@ -41,9 +41,9 @@ def lightest_by_backend(arm: Arm, cases: list[Case]) -> dict[str, Case]:
     return {backend: case for backend, (_, case) in lightest.items()}
 
 
-#: The span of a warm-up's short run (:meth:`StudyKind.warm_up` of the simulation and stability
-#: kinds), a fraction of the study's: a step or a few of the integrator, enough for every kernel
-#: the cases call to be called once.
+#: The span of a warm-up's short run (:meth:`StudyKind.warm_up` of the simulation, stability and
+#: verify kinds), a fraction of the study's: a step or a few of the integrator, enough for every
+#: kernel the cases call to be called once.
 WARM_UP_SPAN = 1e-6
 
 

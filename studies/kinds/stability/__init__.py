@@ -132,11 +132,12 @@ class Stability(StudyKind):
         checked_link(arm, analysis)
 
     def warm_up(self, arm, cases, analysis):
-        """:meth:`run_case` of the lightest case of each backend over :data:`~studies.kinds.base.WARM_UP_SPAN` of the
-        maneuver, with one eigenvalue time and two output times (and Radau for LSODA,
-        :func:`~studies.kinds.base.warm_up_method`): the eigen-solves, the tabulated or direct
-        simulation and the energy rows load the compiled kernels the cases call, so a
-        pool's forked workers inherit them and no case's wall time carries their loading."""
+        """:meth:`run_case` of the lightest case of each backend over
+        :data:`~studies.kinds.base.WARM_UP_SPAN` of the maneuver, with one eigenvalue time and
+        two output times (and Radau for LSODA, :func:`~studies.kinds.base.warm_up_method`): the
+        eigen-solves, the tabulated or direct simulation and the energy rows load the compiled
+        kernels the cases call, so a pool's forked workers inherit them and no case's wall time
+        carries their loading."""
         t_end = WARM_UP_SPAN * (analysis.t_end or analysis.T)
         update = {"t_end": t_end, "eigen_points": 1, "output_points": 2}
         short = analysis.model_copy(update={**update, "method": warm_up_method(analysis.method)})
